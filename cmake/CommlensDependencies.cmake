@@ -1,0 +1,58 @@
+# Every dependency is a Debian 12 package (scripts/setup.sh installs them); the CUDA
+# toolkit (runtime, NCCL, CUPTI, NVML) is optional.
+#
+# COMMLENS_PORTABLE builds what must run on a bare GPU machine: fmt header-only, the C++
+# runtime linked statically, nothing that needs simdjson/SQLite/zstd shared libraries.
+
+find_package(Threads REQUIRED)
+find_package(fmt 9 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+
+if(COMMLENS_PORTABLE)
+  add_library(commlens_fmt INTERFACE)
+  target_compile_definitions(commlens_fmt INTERFACE FMT_HEADER_ONLY=1)
+  target_include_directories(commlens_fmt INTERFACE $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>)
+  set(COMMLENS_FMT commlens_fmt)
+  add_link_options(-static-libstdc++ -static-libgcc)
+else()
+  set(COMMLENS_FMT fmt::fmt)
+  find_package(simdjson REQUIRED)
+  find_package(ZLIB REQUIRED)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+  find_package(SQLite3 REQUIRED)
+endif()
+
+pkg_check_modules(HWLOC IMPORTED_TARGET hwloc)
+
+if(COMMLENS_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(COMMLENS_BUILD_BENCHMARKS AND NOT COMMLENS_PORTABLE)
+  find_package(benchmark REQUIRED)
+endif()
+
+set(COMMLENS_HAVE_CUDA OFF)
+if(COMMLENS_WITH_CUDA)
+  find_package(CUDAToolkit 12)
+  if(CUDAToolkit_FOUND)
+    find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_HOME PATH_SUFFIXES include)
+    find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} ENV NCCL_HOME PATH_SUFFIXES lib lib64)
+    if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+      include(CheckLanguage)
+      check_language(CUDA)
+      if(CMAKE_CUDA_COMPILER)
+        enable_language(CUDA)
+        if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
+          set(CMAKE_CUDA_ARCHITECTURES 80 90)
+        endif()
+        set(COMMLENS_HAVE_CUDA ON)
+        add_library(commlens_nccl INTERFACE)
+        target_include_directories(commlens_nccl INTERFACE ${NCCL_INCLUDE_DIR})
+        target_link_libraries(commlens_nccl INTERFACE ${NCCL_LIBRARY})
+      endif()
+    endif()
+  endif()
+endif()
+message(STATUS "commlens: CUDA parts ${COMMLENS_HAVE_CUDA}; portable ${COMMLENS_PORTABLE}; hwloc ${HWLOC_FOUND}")

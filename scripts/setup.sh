@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks to build commlens, then configures and
+# builds it in build/. Safe to run again: it installs only missing packages and
+# rebuilds only what changed.
+#
+#   scripts/setup.sh            # packages + Release build in build/
+#   BUILD_DIR=out scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${BUILD_DIR:-build}
+PACKAGES=(build-essential cmake ninja-build pkg-config git
+  libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libsqlite3-dev zlib1g-dev libzstd-dev libhwloc-dev libopenmpi-dev openmpi-bin
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-} >/dev/null
+fi
+cmake --build "$BUILD_DIR" -j"$(nproc)"

@@ -1,0 +1,27 @@
+// commlens: where the time of a distributed GPU training job goes.
+#include <CLI/CLI.hpp>
+
+#include "cli/verbs.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "commlens: where the time of a distributed GPU training job goes.\n"
+      "Imports PyTorch profiler (Kineto) traces and commlens recordings, analyzes compute,\n"
+      "communication and idle time per rank, benchmarks collectives and inspects the topology.\n"
+      "Run 'commlens VERB --help' for each verb.",
+      "commlens"};
+  app.set_version_flag("--version", "commlens " COMMLENS_VERSION);
+  app.require_subcommand(1);
+  int exit_code = 0;
+#if COMMLENS_HAS_ANALYZE
+  commlens::cli::AddAnalyzeVerb(app, &exit_code);
+#endif
+#if COMMLENS_HAS_BENCH
+  commlens::cli::AddBenchVerb(app, &exit_code);
+#endif
+#if COMMLENS_HAS_TOPO
+  commlens::cli::AddTopoVerb(app, &exit_code);
+#endif
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

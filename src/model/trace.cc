@@ -1,0 +1,85 @@
+#include "model/trace.h"
+
+namespace commlens::model {
+
+void GpuActivities::Reserve(size_t n) {
+  start.reserve(n);
+  end.reserve(n);
+  name.reserve(n);
+  device.reserve(n);
+  stream.reserve(n);
+  correlation.reserve(n);
+  kind.reserve(n);
+  cls.reserve(n);
+  comm.reserve(n);
+}
+
+uint32_t GpuActivities::Append(TimeNs s, TimeNs e, StringId n, int32_t dev, int32_t strm,
+                               int64_t corr, ActivityKind k, ActivityClass c) {
+  start.push_back(s);
+  end.push_back(e);
+  name.push_back(n);
+  device.push_back(dev);
+  stream.push_back(strm);
+  correlation.push_back(corr);
+  kind.push_back(k);
+  cls.push_back(c);
+  comm.push_back(kNoIndex);
+  return static_cast<uint32_t>(start.size() - 1);
+}
+
+void HostEvents::Reserve(size_t n) {
+  start.reserve(n);
+  end.reserve(n);
+  name.reserve(n);
+  tid.reserve(n);
+  correlation.reserve(n);
+  kind.reserve(n);
+}
+
+uint32_t HostEvents::Append(TimeNs s, TimeNs e, StringId n, int64_t t, int64_t corr, HostKind k) {
+  start.push_back(s);
+  end.push_back(e);
+  name.push_back(n);
+  tid.push_back(t);
+  correlation.push_back(corr);
+  kind.push_back(k);
+  return static_cast<uint32_t>(start.size() - 1);
+}
+
+uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,
+                         int64_t b, uint32_t g, int64_t sq, int32_t pr, uint32_t act) {
+  start.push_back(s);
+  end.push_back(e);
+  op.push_back(o);
+  dtype.push_back(dt);
+  in_elems.push_back(in);
+  out_elems.push_back(out);
+  bytes.push_back(b);
+  group.push_back(g);
+  seq.push_back(sq);
+  peer.push_back(pr);
+  activity.push_back(act);
+  algorithm.push_back(StringId{});
+  protocol.push_back(StringId{});
+  channels.push_back(-1);
+  enqueue.push_back(0);
+  return static_cast<uint32_t>(start.size() - 1);
+}
+
+uint32_t RankTrace::FindOrAddGroup(const ProcessGroup& g) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const ProcessGroup& h = groups[i];
+    if (h.name == g.name && (g.comm_hash == 0 || h.comm_hash == g.comm_hash)) {
+      ProcessGroup& m = groups[i];  // fill what the first sighting lacked
+      if (m.description.empty()) m.description = g.description;
+      if (m.ranks.empty()) m.ranks = g.ranks;
+      if (m.size == 0) m.size = g.size;
+      return static_cast<uint32_t>(i);
+    }
+  }
+  groups.push_back(g);
+  return static_cast<uint32_t>(groups.size() - 1);
+}
+
+}  // namespace commlens::model
