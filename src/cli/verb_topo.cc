@@ -1,0 +1,88 @@
+// commlens topo: the machine's GPUs, NICs and NUMA layout, and whether it is healthy.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/verbs.h"
+#include "topo/check.h"
+#include "topo/discover.h"
+#include "topo/link_matrix.h"
+#include "topo/render.h"
+
+namespace commlens::cli {
+namespace {
+
+constexpr int kExitUsage = 2;
+
+struct TopoArgs {
+  std::string json_path;
+  std::string sysfs_root = "/";
+  bool check = false;
+  bool no_gpu_probe = false;
+};
+
+int RunTopo(const TopoArgs& args) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(args.sysfs_root, ec)) {
+    std::cerr << fmt::format("commlens topo: --sysfs-root {}: not a folder\n", args.sysfs_root);
+    return kExitUsage;
+  }
+  topo::SysfsRoot root(args.sysfs_root);
+  std::unique_ptr<topo::GpuProbe> probe;
+  // NVML and CUDA describe the live machine; a snapshot of another one gets no GPU facts.
+  if (root.IsLiveSystem() && !args.no_gpu_probe) probe = topo::MakeDriverGpuProbe();
+  topo::DiscoverOptions options;
+  options.gpu_probe = probe.get();
+  topo::Topology topology = topo::Discover(root, options);
+  if (args.no_gpu_probe && !topology.gpus.empty()) {
+    topology.notes.push_back("NVML and CUDA not queried (--no-gpu-probe): NVLink links and P2P status unknown");
+  }
+  topo::LinkMatrix matrix = topo::BuildLinkMatrix(topology);
+  std::vector<topo::Finding> findings = topo::RunChecks(topology, matrix);
+
+  if (!args.json_path.empty()) {
+    std::string text = topo::RenderJson(topology, matrix, findings).dump(2) + "\n";
+    if (args.json_path == "-") {
+      std::cout << text;
+    } else {
+      std::ofstream out(args.json_path);
+      out << text;
+      if (!out.flush()) {
+        std::cerr << fmt::format("commlens topo: cannot write {}\n", args.json_path);
+        return kExitUsage;
+      }
+    }
+  }
+  if (args.json_path != "-") std::cout << topo::RenderText(topology, matrix, findings, args.check);
+  return args.check ? topo::ExitCodeFor(findings) : 0;
+}
+
+}  // namespace
+
+void AddTopoVerb(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<TopoArgs>();
+  CLI::App* sub = app.add_subcommand("topo",
+                                     "Show the GPU, NIC and NUMA topology (like nvidia-smi topo -m, plus RDMA NICs, "
+                                     "P2P status and NVLink speeds) and check it for faults");
+  sub->add_option("--json", args->json_path, "Also write the topology as JSON to FILE ('-': JSON only, to stdout)")
+      ->type_name("FILE");
+  sub->add_flag("--check", args->check,
+                "List findings (GPU without a NIC on its PCIe switch, port down or slow, P2P off between NVLink "
+                "GPUs, GPU and nearest NIC on different NUMA nodes, ...) and set the exit code");
+  sub->add_option("--sysfs-root", args->sysfs_root,
+                  "Read sysfs below DIR instead of / (a snapshot of another machine; NVML, CUDA and hwloc are then "
+                  "not asked)")
+      ->type_name("DIR");
+  sub->add_flag("--no-gpu-probe", args->no_gpu_probe, "Do not load NVML or the CUDA driver");
+  sub->footer(
+      "Exit codes: 0 = report written (with --check: no finding at warning level or above); 1 = --check found a "
+      "warning or an error; 2 = usage error (bad --sysfs-root, JSON file not writable).\n"
+      "Works without GPUs or RDMA NICs: the report says what it could not see.");
+  sub->callback([args, exit_code]() { *exit_code = RunTopo(*args); });
+}
+
+}  // namespace commlens::cli
