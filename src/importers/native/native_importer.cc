@@ -1,0 +1,378 @@
+#include "importers/native/native_importer.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "importers/native/gpu_clock.h"
+#include "recorder/native_format/format.h"
+#include "recorder/native_format/record_reader.h"
+
+namespace commlens::importers {
+
+namespace {
+
+namespace nf = native_format;
+using model::CommOp;
+using model::ImportIssue;
+
+// Kernel timing of one op, merged over its KernelTiming records.
+struct Timing {
+  uint64_t start = UINT64_MAX;
+  uint64_t stop = 0;
+  uint32_t channels = 0;
+  bool bad = false;
+};
+
+// Everything read from the file, before it becomes rows.
+struct Decoded {
+  bool has_process = false;
+  nf::ProcessRecord process{};
+  std::unordered_map<uint32_t, std::string> strings;
+  std::map<uint32_t, nf::CommRecord> comms;
+  std::vector<nf::OpRecord> ops;
+  std::unordered_map<uint64_t, Timing> timings;
+  std::vector<nf::ProxyOpRecord> proxy_ops;
+  std::vector<nf::ApiRecord> apis;
+  std::map<uint32_t, nf::StatsRecord> stats;  // the last, cumulative one per comm
+  std::vector<nf::MarkRecord> marks;
+  bool ended = false;
+  importers::native::GpuClock clock;
+};
+
+Status ReadFile(const std::string& path, std::vector<uint8_t>* out) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return Error(path + ": cannot open: " + std::strerror(errno));
+  std::streamoff size = in.tellg();
+  if (size < 0) return Error(path + ": cannot read its size");
+  out->resize(static_cast<size_t>(size));
+  in.seekg(0);
+  if (size > 0 && !in.read(reinterpret_cast<char*>(out->data()), size))
+    return Error(path + ": read failed");
+  return OkStatus();
+}
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
+  return buf;
+}
+
+// Adds one record to |d|. A payload too short for its type is a bad record.
+void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
+  auto bad = [&](const char* what) { stats->Count(ImportIssue::kBadRecord, r.offset, what); };
+  switch (static_cast<nf::RecordType>(r.type)) {
+    case nf::RecordType::kString: {
+      if (r.payload.size() < 4) return bad("string record shorter than its id");
+      uint32_t id;
+      std::memcpy(&id, r.payload.data(), 4);
+      d->strings[id].assign(reinterpret_cast<const char*>(r.payload.data()) + 4, r.payload.size() - 4);
+      return;
+    }
+    case nf::RecordType::kProcess:
+      if (!nf::DecodePayload(r, &d->process)) return bad("short process record");
+      d->has_process = true;
+      return;
+    case nf::RecordType::kComm: {
+      nf::CommRecord c;
+      if (!nf::DecodePayload(r, &c)) return bad("short comm record");
+      d->comms[c.comm] = c;
+      return;
+    }
+    case nf::RecordType::kOp: {
+      nf::OpRecord o;
+      if (!nf::DecodePayload(r, &o)) return bad("short op record");
+      d->ops.push_back(o);
+      return;
+    }
+    case nf::RecordType::kKernelTiming: {
+      nf::KernelTimingRecord k;
+      if (!nf::DecodePayload(r, &k)) return bad("short kernel timing record");
+      Timing& t = d->timings[k.op_id];
+      t.start = std::min(t.start, k.gpu_start);
+      t.stop = std::max(t.stop, k.gpu_stop);
+      t.channels += k.channels;
+      t.bad = t.bad || (k.flags & nf::kTimingFlagBadTimer) != 0;
+      if (k.channels > 0 && k.clock_offset_upper != INT64_MAX) d->clock.AddSample(k.gpu_start, k.clock_offset_upper);
+      return;
+    }
+    case nf::RecordType::kProxyOp: {
+      nf::ProxyOpRecord p;
+      if (!nf::DecodePayload(r, &p)) return bad("short proxy op record");
+      d->proxy_ops.push_back(p);
+      return;
+    }
+    case nf::RecordType::kApi: {
+      nf::ApiRecord a;
+      if (!nf::DecodePayload(r, &a)) return bad("short api record");
+      d->apis.push_back(a);
+      return;
+    }
+    case nf::RecordType::kStats: {
+      nf::StatsRecord s;
+      if (!nf::DecodePayload(r, &s)) return bad("short stats record");
+      d->stats[s.comm] = s;
+      return;
+    }
+    case nf::RecordType::kMark: {
+      nf::MarkRecord m;
+      if (!nf::DecodePayload(r, &m)) return bad("short mark record");
+      d->marks.push_back(m);
+      return;
+    }
+    case nf::RecordType::kEnd:
+      d->ended = true;
+      return;
+  }
+  // A type from a later minor version: skipped by design.
+}
+
+void DecodeAll(std::span<const uint8_t> file, uint64_t first, Decoded* d, model::ImportStats* stats) {
+  nf::RecordReader reader(file, first);
+  nf::RecordView r;
+  for (;;) {
+    nf::ReadStatus s = reader.Next(&r);
+    if (s == nf::ReadStatus::kRecord) {
+      DecodeOne(r, d, stats);
+      continue;
+    }
+    if (s == nf::ReadStatus::kTruncated)
+      stats->Count(ImportIssue::kTruncatedRecord, reader.offset(),
+                   "file ends inside a record: the writer stopped mid-flush");
+    if (s == nf::ReadStatus::kCorrupt)
+      stats->Count(ImportIssue::kBadRecord, reader.offset(),
+                   "record fails its checksum; the rest of the file is skipped");
+    return;
+  }
+}
+
+// Elements sent and received by this rank for one call of |count| (NCCL's count
+// argument) in a communicator of |n| ranks; bytes (nccl-tests size) = the larger of the two.
+void Elements(CommOp op, int64_t count, int64_t n, int64_t* in, int64_t* out) {
+  n = std::max<int64_t>(n, 1);
+  switch (op) {
+    case CommOp::kAllGather:
+    case CommOp::kGather: *in = count; *out = count * n; return;
+    case CommOp::kReduceScatter:
+    case CommOp::kScatter: *in = count * n; *out = count; return;
+    case CommOp::kAllToAll: *in = *out = count * n; return;
+    case CommOp::kSend: *in = count; *out = 0; return;
+    case CommOp::kRecv: *in = 0; *out = count; return;
+    default: *in = *out = count; return;
+  }
+}
+
+bool IsRooted(CommOp op) {
+  return op == CommOp::kBroadcast || op == CommOp::kReduce || op == CommOp::kGather ||
+         op == CommOp::kScatter;
+}
+
+std::string StringOf(const Decoded& d, uint32_t id) {
+  auto it = d.strings.find(id);
+  return it == d.strings.end() ? std::string() : it->second;
+}
+
+void FillIdentity(const Decoded& d, const std::string& path, model::RankTrace* t) {
+  t->path = path;
+  t->format = "native";
+  t->backend = "nccl";
+  t->hostname = StringOf(d, d.process.hostname);
+  t->rank = d.process.global_rank;
+  t->world_size = d.process.world_size;
+  for (const auto& [index, c] : d.comms) t->world_size = std::max(t->world_size, c.nranks);
+  if (t->rank < 0 && !d.comms.empty()) {
+    // No launcher rank: take the rank in the largest communicator.
+    const nf::CommRecord* big = &d.comms.begin()->second;
+    for (const auto& [index, c] : d.comms) if (c.nranks > big->nranks) big = &c;
+    t->rank = big->rank;
+    t->notes.push_back("rank taken from communicator " + Hex(big->comm_hash) + " (no RANK in the recorded environment)");
+  }
+  t->notes.push_back("native trace from " + StringOf(d, d.process.plugin_version) +
+                     ", NCCL profiler ABI v" + std::to_string(d.process.abi_version));
+}
+
+// One ProcessGroup per communicator; returns comm index -> group index.
+std::map<uint32_t, uint32_t> FillGroups(const Decoded& d, model::RankTrace* t) {
+  std::map<uint32_t, uint32_t> group_of;
+  for (const auto& [index, c] : d.comms) {
+    model::ProcessGroup g;
+    std::string name = StringOf(d, c.name);
+    g.name = name.empty() ? "comm-" + Hex(c.comm_hash) : name;
+    g.comm_hash = c.comm_hash;
+    g.size = c.nranks;
+    // A communicator of the whole job in which this rank keeps its global number is the
+    // world group: its members are 0..n-1. Otherwise they are not recorded.
+    if (c.nranks == t->world_size && c.rank == t->rank && t->rank >= 0) {
+      g.ranks.resize(static_cast<size_t>(c.nranks));
+      std::iota(g.ranks.begin(), g.ranks.end(), 0);
+    }
+    group_of[index] = t->FindOrAddGroup(g);
+  }
+  return group_of;
+}
+
+// GPU start and end of an op if its kernel channels were timed, else its host times.
+struct Placed {
+  const nf::OpRecord* op;
+  model::TimeNs start;
+  model::TimeNs end;
+  bool gpu_timed;
+};
+
+Placed Place(const Decoded& d, const nf::OpRecord& o) {
+  auto timing = d.timings.find(o.op_id);
+  if (timing != d.timings.end() && timing->second.channels > 0 && timing->second.stop >= timing->second.start)
+    return {&o, d.clock.ToHost(timing->second.start), d.clock.ToHost(timing->second.stop), true};
+  return {&o, o.host_start_ns, std::max(o.host_stop_ns, o.host_start_ns), false};
+}
+
+void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32_t>& group_of,
+              const std::unordered_map<uint64_t, int64_t>& api_start, bool seq_reliable, model::RankTrace* t) {
+  const nf::OpRecord& o = *p.op;
+  auto comm = d.comms.find(o.comm);
+  const int n = comm == d.comms.end() ? 0 : comm->second.nranks;
+  const std::string func = StringOf(d, o.func);
+  const bool ce = o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl);
+  CommOp op = o.kind == static_cast<uint8_t>(nf::OpKind::kP2p)
+                  ? ((o.flags & nf::kOpFlagSend) ? CommOp::kSend : CommOp::kRecv)
+                  : model::CommOpFromNcclFunc(func);
+  if (op == CommOp::kUnknown) t->stats.Count(ImportIssue::kUnknownCollective, 0, func);
+  const std::string dtype = StringOf(d, o.dtype);
+  int64_t in = 0, out = 0;
+  Elements(op, static_cast<int64_t>(o.count), n, &in, &out);
+  const int64_t bytes = std::max(in, out) * model::DataTypeSize(dtype);
+  // comm_seq numbers ops alike on every rank unless the recorder was ever fully off;
+  // then NCCL's own per-type counter, made unique across types, is the safer key.
+  int64_t seq = static_cast<int64_t>(o.comm_seq);
+  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = static_cast<int64_t>(o.nccl_seq) * 16 + static_cast<int64_t>(op);
+  if (ce) seq += int64_t{1} << 40;  // copy-engine ops are numbered apart from kernel ones
+  const int32_t peer = (model::IsPointToPoint(op) || IsRooted(op)) ? o.root_or_peer : -1;
+  auto g = group_of.find(o.comm);
+  uint32_t r = t->comms.Append(p.start, p.end, op, t->strings.Intern(dtype), in, out, bytes,
+                               g == group_of.end() ? model::kNoIndex : g->second, seq, peer, model::kNoIndex);
+  t->comms.algorithm[r] = t->strings.Intern(StringOf(d, o.algo));
+  t->comms.protocol[r] = t->strings.Intern(StringOf(d, o.proto));
+  t->comms.channels[r] = ce ? -1 : o.channels;
+  auto api = api_start.find(o.api_id);
+  t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
+}
+
+void FillOps(const Decoded& d, const std::map<uint32_t, uint32_t>& group_of, bool seq_reliable,
+             model::RankTrace* t) {
+  std::unordered_map<uint64_t, int64_t> api_start;
+  for (const nf::ApiRecord& a : d.apis) api_start[a.api_id] = a.host_start_ns;
+  std::vector<Placed> placed;
+  placed.reserve(d.ops.size());
+  for (const nf::OpRecord& o : d.ops) placed.push_back(Place(d, o));
+  std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.start < b.start; });
+  uint64_t untimed = 0;
+  for (const Placed& p : placed) {
+    AppendOp(d, p, group_of, api_start, seq_reliable, t);
+    untimed += p.gpu_timed ? 0 : 1;
+  }
+  if (untimed > 0)
+    t->notes.push_back(std::to_string(untimed) + " ops have no kernel timing (not recorded, or copy-engine ops): "
+                       "their start and end are NCCL's host enqueue times");
+}
+
+void FillHostAndCounters(const Decoded& d, model::RankTrace* t) {
+  for (const nf::ApiRecord& a : d.apis) {
+    std::string name;
+    switch (static_cast<nf::ApiKind>(a.kind)) {
+      case nf::ApiKind::kGroupApi: name = "ncclGroup"; break;
+      case nf::ApiKind::kKernelLaunch: name = "ncclKernelLaunch"; break;
+      default: name = "nccl" + StringOf(d, a.func);
+    }
+    t->host.Append(a.host_start_ns, std::max(a.host_stop_ns, a.host_start_ns), t->strings.Intern(name), -1, 0,
+                   model::HostKind::kOther);
+  }
+  model::CounterSeries sent{"nccl.proxy.send_bytes", "bytes", {}, {}};
+  model::CounterSeries received{"nccl.proxy.recv_bytes", "bytes", {}, {}};
+  std::vector<const nf::ProxyOpRecord*> proxies;
+  for (const nf::ProxyOpRecord& p : d.proxy_ops) proxies.push_back(&p);
+  std::sort(proxies.begin(), proxies.end(),
+            [](const auto* a, const auto* b) { return a->host_stop_ns < b->host_stop_ns; });
+  for (const nf::ProxyOpRecord* p : proxies) {
+    model::CounterSeries& s = p->is_send ? sent : received;
+    s.time.push_back(p->host_stop_ns);
+    s.value.push_back(static_cast<double>(p->bytes));
+  }
+  if (!sent.time.empty()) t->counters.push_back(std::move(sent));
+  if (!received.time.empty()) t->counters.push_back(std::move(received));
+}
+
+void FillStatsAndNotes(const Decoded& d, model::RankTrace* t) {
+  uint64_t dropped = 0, orphaned = 0, gaps = 0;
+  for (const auto& [comm, s] : d.stats) {
+    for (int k = 0; k < nf::kNumEventKinds; ++k) {
+      dropped += s.dropped[k];
+      orphaned += s.orphaned[k];
+    }
+    gaps = std::max(gaps, s.seq_gaps);
+  }
+  if (dropped > 0)
+    t->stats.Count(ImportIssue::kDroppedByRecorder, 0,
+                   "the recorder's event buffers were full (raise COMMLENS_BUFFER_EVENTS)", dropped);
+  if (orphaned > 0)
+    t->notes.push_back(std::to_string(orphaned) + " child events (kernel channels, proxy ops) belonged to ops that "
+                       "were not recorded");
+  if (!d.ended)
+    t->notes.push_back("no end record: the process stopped without finalizing NCCL (killed?); events after its "
+                       "last flush are missing");
+  if (!d.clock.empty()) {
+    char buf[200];
+    std::snprintf(buf, sizeof(buf),
+                  "GPU clock to host clock offset %" PRId64 " ns (from %zu samples; %" PRId64
+                  " ns spread over the run); converted GPU times may be late by the proxy poll latency",
+                  d.clock.min_offset(), d.clock.samples(), d.clock.max_offset() - d.clock.min_offset());
+    t->notes.push_back(buf);
+  }
+  if (gaps > 0)
+    t->notes.push_back("the recorder was switched off " + std::to_string(gaps) +
+                       " times, so collectives are matched by NCCL's per-type sequence (seq = nccl_seq * 16 + op)");
+  for (const nf::MarkRecord& m : d.marks) {
+    static constexpr const char* kWhat[] = {"", "capture window opened", "capture window closed",
+                                            "control: on", "control: off", "control: count only"};
+    if (m.what >= 1 && m.what <= 5)
+      t->notes.push_back(std::string(kWhat[m.what]) + " at " + std::to_string(m.time_ns) + " ns");
+  }
+}
+
+}  // namespace
+
+bool LooksLikeNativeTrace(std::string_view first_bytes) {
+  return first_bytes.size() >= sizeof(nf::kMagic) &&
+         std::memcmp(first_bytes.data(), nf::kMagic, sizeof(nf::kMagic)) == 0;
+}
+
+Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  COMMLENS_RETURN_IF_ERROR(ReadFile(path, &bytes));
+  nf::FileHeader header;
+  std::string why;
+  if (!nf::ParseFileHeader(bytes, &header, &why)) return Error(path + ": " + why);
+
+  model::RankTrace t;
+  t.input_bytes = bytes.size();
+  Decoded d;
+  DecodeAll(bytes, header.header_size, &d, &t.stats);
+  if (!d.has_process) return Error(path + ": native trace has no process record (cut short after its header)");
+
+  bool seq_reliable = true;
+  for (const auto& [comm, s] : d.stats) seq_reliable = seq_reliable && s.seq_gaps == 0;
+  FillIdentity(d, path, &t);
+  auto group_of = FillGroups(d, &t);
+  FillOps(d, group_of, seq_reliable, &t);
+  FillHostAndCounters(d, &t);
+  FillStatsAndNotes(d, &t);
+  return t;
+}
+
+}  // namespace commlens::importers

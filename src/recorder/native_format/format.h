@@ -1,0 +1,261 @@
+// The commlens native trace format, version 1. docs/formats.md is the reference; this
+// header is its only definition in code, shared by the writer (the NCCL profiler
+// plugin) and the reader (importers/native).
+//
+// A file is a 32-byte header followed by self-delimiting records:
+//
+//   record = u32 crc32 | u32 payload_size | u16 type | u16 reserved (0) | payload
+//
+// The CRC-32 (IEEE, the zlib one) covers everything after the crc field: size, type,
+// reserved and payload. The file is only ever appended to, one whole flush at a time,
+// so a crash leaves every record that was flushed intact and at most one torn record at
+// the end, which the reader recognises and reports.
+//
+// All integers are little-endian. Payloads are the structs below, byte for byte. A
+// reader accepts a payload longer than the struct it knows (later minor versions append
+// fields) and zero-fills a shorter one if it holds at least kMinPayload bytes.
+//
+// Times are int64 nanoseconds. Host times are CLOCK_REALTIME (Unix epoch), the domain of
+// Kineto's baseTimeNanoseconds + ts. GPU times are raw %globaltimer values; the reader
+// converts them with the offset estimated from the samples in KernelTimingRecord.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace commlens::native_format {
+
+// "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
+inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
+inline constexpr uint32_t kNoComm = UINT32_MAX;
+inline constexpr uint64_t kNoSeq = UINT64_MAX;
+
+struct FileHeader {
+  unsigned char magic[8];
+  uint16_t version_major;
+  uint16_t version_minor;
+  uint32_t header_size;  // bytes from the start of the file to the first record
+  uint32_t flags;        // none defined in 1.0
+  uint32_t reserved[2];
+  uint32_t crc32;        // of the 28 bytes before it
+};
+static_assert(sizeof(FileHeader) == 32);
+
+struct RecordHeader {
+  uint32_t crc32;
+  uint32_t payload_size;
+  uint16_t type;
+  uint16_t reserved;
+};
+static_assert(sizeof(RecordHeader) == 12);
+
+enum class RecordType : uint16_t {
+  kString = 1,        // u32 id, then the UTF-8 bytes (no terminator)
+  kProcess = 2,       // ProcessRecord, once, after the strings it names
+  kComm = 3,          // CommRecord, once per communicator, before its ops
+  kOp = 4,            // OpRecord, one per collective / p2p / copy-engine collective
+  kKernelTiming = 5,  // KernelTimingRecord, GPU timing of one op (one or more per op)
+  kProxyOp = 6,       // ProxyOpRecord, one network proxy operation
+  kApi = 7,           // ApiRecord, one NCCL API-level event (profiler ABI v5+)
+  kStats = 8,         // StatsRecord, cumulative counters; the last one per comm counts
+  kMark = 9,          // MarkRecord, capture window and control transitions
+  kEnd = 10,          // EndRecord, clean end of the file
+};
+
+// Event kinds, numbered as the bit positions of NCCL's event type mask
+// (ncclProfileGroup = bit 0 ... ncclProfileCeBatch = bit 14). Index of the per-kind
+// counter arrays in StatsRecord.
+enum class EventKind : uint8_t {
+  kGroup = 0,
+  kColl = 1,
+  kP2p = 2,
+  kProxyOp = 3,
+  kProxyStep = 4,
+  kProxyCtrl = 5,
+  kKernelCh = 6,
+  kNetPlugin = 7,
+  kGroupApi = 8,
+  kCollApi = 9,
+  kP2pApi = 10,
+  kKernelLaunch = 11,
+  kCeColl = 12,
+  kCeSync = 13,
+  kCeBatch = 14,
+};
+inline constexpr int kNumEventKinds = 16;
+constexpr uint32_t EventBit(EventKind k) { return 1u << static_cast<unsigned>(k); }
+
+struct ProcessRecord {
+  int64_t start_realtime_ns;   // CLOCK_REALTIME when the file was opened
+  int64_t start_monotonic_ns;  // CLOCK_MONOTONIC at the same moment
+  int32_t pid;
+  int32_t global_rank;  // from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID; -1
+  int32_t world_size;   // from WORLD_SIZE / OMPI_COMM_WORLD_SIZE / ...; 0 if unknown
+  int32_t local_rank;   // from LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / ...; -1
+  uint32_t hostname;        // string id
+  uint32_t job_id;          // string id (SLURM_JOB_ID, TORCHELASTIC_RUN_ID), 0 if none
+  uint32_t plugin_version;  // string id
+  uint32_t abi_version;     // NCCL profiler ABI NCCL loaded us through: 4, 5 or 6
+  uint32_t event_mask;      // activation mask while recording
+  uint32_t buffer_events;   // slots per event pool and communicator
+  uint32_t flush_interval_ms;
+  uint32_t reserved;
+};
+static_assert(sizeof(ProcessRecord) == 64);
+
+struct CommRecord {
+  uint64_t comm_hash;        // NCCL's communicator id (commHash / commId)
+  int64_t init_realtime_ns;  // when NCCL called init for it
+  uint32_t comm;             // index other records refer to, unique in the file
+  uint32_t name;             // string id of commName, 0 if NCCL gave none
+  int32_t rank;              // rank in this communicator
+  int32_t nranks;
+  int32_t nnodes;
+  uint32_t abi_version;
+};
+static_assert(sizeof(CommRecord) == 40);
+
+enum class OpKind : uint8_t { kColl = 0, kP2p = 1, kCeColl = 2 };
+inline constexpr uint8_t kOpFlagSend = 1;  // p2p: this rank sends (else receives)
+
+struct OpRecord {
+  uint64_t op_id;     // unique in the file; KernelTiming / ProxyOp records refer to it
+  uint64_t api_id;    // the API event (ApiRecord.api_id) it came from, 0 if none
+  uint64_t count;     // elements, as NCCL counts them (per-rank count of the call)
+  uint64_t nccl_seq;  // NCCL's seqNumber (per comm and collective type); kNoSeq for p2p
+  uint64_t comm_seq;  // ordinal of this op in its comm (colls) or (comm, peer, dir) (p2p)
+  int64_t host_start_ns;  // NCCL started the op (task enqueue began)
+  int64_t host_stop_ns;   // NCCL finished enqueuing it (not its completion)
+  uint32_t comm;
+  uint32_t func;   // string ids: "AllReduce", "ncclFloat32", "RING", "SIMPLE"
+  uint32_t dtype;
+  uint32_t algo;
+  uint32_t proto;
+  int32_t root_or_peer;  // collective root, p2p peer, -1 if none
+  uint8_t kind;          // OpKind
+  uint8_t channels;
+  uint8_t warps;
+  uint8_t flags;
+  uint32_t reserved;
+};
+static_assert(sizeof(OpRecord) == 88);
+
+inline constexpr uint32_t kTimingFlagBadTimer = 1;  // a channel's stop came before its start
+
+// GPU timing of an op from its kernel-channel events. The plugin writes one per op and
+// flush; if an op's channels straddle two flushes there are two, which the reader merges.
+struct KernelTimingRecord {
+  uint64_t op_id;
+  uint64_t gpu_start;  // earliest channel start, %globaltimer ns
+  uint64_t gpu_stop;   // latest channel stop, %globaltimer ns
+  // min over the channels of (host time NCCL reported the timestamp - the timestamp):
+  // an upper bound of (host clock - GPU clock), used to estimate the clock offset.
+  int64_t clock_offset_upper;
+  uint32_t channels;  // channel events seen
+  uint32_t flags;
+};
+static_assert(sizeof(KernelTimingRecord) == 40);
+
+inline constexpr uint8_t kProxyFlagRemote = 1;  // PXN: issued by another process, no op_id
+
+struct ProxyOpRecord {
+  uint64_t op_id;  // 0 when the parent op is not known (remote or not recorded)
+  int64_t host_start_ns;
+  int64_t host_stop_ns;
+  int64_t first_step_start_ns;  // 0 if no step was seen
+  int64_t last_step_stop_ns;
+  uint64_t bytes;       // sum over steps of the bytes NCCL reported per step
+  uint64_t net_wait_ns;   // time steps waited on the network (send: SendWait; recv: RecvWait)
+  uint64_t gpu_wait_ns;   // waited on the GPU (send: SendGPUWait; recv: RecvGPUWait)
+  uint64_t peer_wait_ns;  // send: SendPeerWait; recv: RecvFlushWait
+  uint32_t comm;
+  int32_t peer;
+  int32_t steps;       // steps NCCL announced
+  int32_t chunk_size;  // bytes
+  int32_t steps_done;  // steps seen to stop
+  uint8_t channel;
+  uint8_t is_send;
+  uint8_t flags;
+  uint8_t reserved;
+};
+static_assert(sizeof(ProxyOpRecord) == 96);
+
+enum class ApiKind : uint8_t { kGroupApi = 0, kCollApi = 1, kP2pApi = 2, kKernelLaunch = 3 };
+
+struct ApiRecord {
+  uint64_t api_id;
+  uint64_t parent_id;  // enclosing group API event, 0 if none
+  uint64_t count;
+  uint64_t stream;     // cudaStream_t value, as an opaque number
+  int64_t host_start_ns;
+  int64_t host_stop_ns;
+  int64_t group_start_stop_ns;  // GroupApi: ncclGroupStart returned; 0 otherwise
+  int64_t group_end_start_ns;   // GroupApi: ncclGroupEnd was called; 0 otherwise
+  uint32_t comm;
+  uint32_t func;   // string id
+  uint32_t dtype;  // string id
+  int32_t root;
+  int32_t group_depth;
+  uint8_t kind;  // ApiKind
+  uint8_t graph_captured;
+  uint16_t reserved;
+};
+static_assert(sizeof(ApiRecord) == 88);
+
+struct StatsRecord {
+  uint32_t comm;  // kNoComm: process-wide
+  uint32_t reserved;
+  int64_t time_ns;
+  uint64_t recorded[kNumEventKinds];  // events kept, by EventKind
+  uint64_t dropped[kNumEventKinds];   // events lost because the pool was full
+  uint64_t orphaned[kNumEventKinds];  // child events whose parent was not recorded
+  uint64_t colls_seen;  // collectives NCCL reported, recorded or not
+  uint64_t seq_gaps;    // times counting stopped (recorder fully off): comm_seq unreliable
+};
+static_assert(sizeof(StatsRecord) == 16 + 3 * 8 * kNumEventKinds + 16);
+
+enum class MarkKind : uint32_t {
+  kCaptureStart = 1,
+  kCaptureStop = 2,
+  kControlOn = 3,
+  kControlOff = 4,
+  kControlCountOnly = 5,
+};
+
+struct MarkRecord {
+  int64_t time_ns;
+  uint32_t what;  // MarkKind
+  uint32_t reserved;
+};
+static_assert(sizeof(MarkRecord) == 16);
+
+enum class EndReason : uint32_t { kFinalize = 0, kProcessExit = 1 };
+
+struct EndRecord {
+  int64_t time_ns;
+  uint32_t reason;  // EndReason
+  uint32_t reserved;
+};
+static_assert(sizeof(EndRecord) == 16);
+
+// The smallest payload a reader accepts for each type (version 1.0 sizes).
+constexpr uint32_t MinPayload(RecordType t) {
+  switch (t) {
+    case RecordType::kString: return 4;
+    case RecordType::kProcess: return sizeof(ProcessRecord);
+    case RecordType::kComm: return sizeof(CommRecord);
+    case RecordType::kOp: return sizeof(OpRecord);
+    case RecordType::kKernelTiming: return sizeof(KernelTimingRecord);
+    case RecordType::kProxyOp: return sizeof(ProxyOpRecord);
+    case RecordType::kApi: return sizeof(ApiRecord);
+    case RecordType::kStats: return sizeof(StatsRecord);
+    case RecordType::kMark: return sizeof(MarkRecord);
+    case RecordType::kEnd: return sizeof(EndRecord);
+  }
+  return 0;
+}
+
+}  // namespace commlens::native_format

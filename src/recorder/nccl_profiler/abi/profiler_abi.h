@@ -1,0 +1,91 @@
+// Our declarations of the parts of the NCCL profiler plugin ABI that every version
+// shares, written from NCCL's documented layout (plugins/profiler/README.md and the
+// profiler_vN.h headers, read for facts). No NCCL header is included: the plugin builds
+// and loads without NCCL or CUDA.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace commlens::recorder::abi {
+
+// ncclResult_t is a C enum passed as int. A plugin only ever returns these.
+enum Result : int { kSuccess = 0, kSystemError = 2, kInternalError = 3, kInvalidArgument = 4 };
+
+// ncclDebugLogLevel and the logger NCCL hands to init.
+enum LogLevel : int { kLogNone = 0, kLogVersion = 1, kLogWarn = 2, kLogInfo = 3 };
+inline constexpr unsigned long kLogSubsysProfile = 0x4000;  // NCCL_PROFILE
+using Logger = void (*)(LogLevel level, unsigned long flags, const char* file, int line,
+                        const char* fmt, ...);
+
+// Event type bits (the descriptor's |type| field and the activation mask). Each is
+// 1 << format::EventKind of the same name.
+inline constexpr uint64_t kGroup = 1u << 0;
+inline constexpr uint64_t kColl = 1u << 1;
+inline constexpr uint64_t kP2p = 1u << 2;
+inline constexpr uint64_t kProxyOp = 1u << 3;
+inline constexpr uint64_t kProxyStep = 1u << 4;
+inline constexpr uint64_t kProxyCtrl = 1u << 5;
+inline constexpr uint64_t kKernelCh = 1u << 6;
+inline constexpr uint64_t kNetPlugin = 1u << 7;
+inline constexpr uint64_t kGroupApi = 1u << 8;      // v5+
+inline constexpr uint64_t kCollApi = 1u << 9;       // v5+
+inline constexpr uint64_t kP2pApi = 1u << 10;       // v5+
+inline constexpr uint64_t kKernelLaunch = 1u << 11; // v5+
+inline constexpr uint64_t kCeColl = 1u << 12;       // v6
+inline constexpr uint64_t kCeSync = 1u << 13;       // v6
+inline constexpr uint64_t kCeBatch = 1u << 14;      // v6
+
+// ncclProfilerEventState_t values (one enum shared by all versions).
+enum State : int {
+  kProxyStepSendGpuWait = 8,
+  kProxyStepSendWait = 9,
+  kProxyStepRecvWait = 10,
+  kProxyStepRecvFlushWait = 11,
+  kProxyStepRecvGpuWait = 12,
+  kProxyOpInProgress = 19,
+  kProxyStepSendPeerWait = 20,
+  kNetPluginUpdate = 21,
+  kKernelChStop = 22,
+  kGroupStartApiStop = 23,
+  kGroupEndApiStart = 24,
+};
+
+// State arguments: the same union in v4, v5 and v6 (v6 reuses v5's).
+union StateArgs {
+  struct {
+    size_t transSize;
+  } proxyStep;
+  struct {
+    int appendedProxyOps;
+  } proxyCtrl;
+  struct {
+    void* data;
+  } netPlugin;
+  struct {
+    uint64_t pTimer;
+  } kernelCh;
+};
+
+// Descriptor members whose layout is the same in v4, v5 and v6.
+struct ProxyOpDescr {
+  int32_t pid;  // pid_t of the process that issued it (PXN: another process)
+  uint8_t channelId;
+  int peer;
+  int nSteps;
+  int chunkSize;
+  int isSend;
+};
+struct ProxyStepDescr {
+  int step;
+};
+struct KernelChDescr {
+  uint8_t channelId;
+  uint64_t pTimer;  // GPU %globaltimer at the channel's start, ns
+};
+struct NetPluginDescr {
+  int64_t id;
+  void* data;
+};
+
+}  // namespace commlens::recorder::abi

@@ -1,0 +1,100 @@
+// Pieces the per-version adapters share: the calls that do not depend on the ABI
+// version, and conversions of descriptor members whose layout v4, v5 and v6 have in
+// common. Each adapter_vN.cc owns its exported symbol and its startEvent switch.
+#pragma once
+
+#include <cstdint>
+
+#include "recorder/nccl_profiler/abi/profiler_abi.h"
+#include "recorder/nccl_profiler/event_recorder.h"
+#include "recorder/nccl_profiler/session.h"
+
+namespace commlens::recorder::adapter {
+
+// Event kinds each ABI version can deliver and we record.
+inline constexpr uint32_t kSupportedV4 = static_cast<uint32_t>(
+    abi::kColl | abi::kP2p | abi::kProxyOp | abi::kProxyStep | abi::kKernelCh);
+inline constexpr uint32_t kSupportedV5 = kSupportedV4 | static_cast<uint32_t>(
+    abi::kGroupApi | abi::kCollApi | abi::kP2pApi | abi::kKernelLaunch);
+inline constexpr uint32_t kSupportedV6 = kSupportedV5 | static_cast<uint32_t>(abi::kCeColl);
+
+inline abi::Result Init(void** context, int* mask, const CommParams& params, uint32_t supported,
+                        abi::Logger log) {
+  if (context == nullptr || mask == nullptr) return abi::kInvalidArgument;
+  *context = nullptr;
+  Context* ctx = nullptr;
+  abi::Result r = TheSession().Init(params, mask, supported, log, &ctx);
+  if (r == abi::kSuccess) *context = ctx;
+  return r;
+}
+
+inline abi::Result Finalize(void* context) {
+  TheSession().Finalize(static_cast<Context*>(context));
+  return abi::kSuccess;
+}
+
+inline abi::Result Stop(void* handle) {
+  StopEvent(handle);
+  return abi::kSuccess;
+}
+
+inline abi::Result Record(void* handle, abi::State state, abi::StateArgs* args) {
+  RecordEventState(handle, state, args);
+  return abi::kSuccess;
+}
+
+inline uint64_t Value(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Coll and P2p descriptors: the same members in every version (v5+ add parentGroup).
+template <typename CollDescr>
+CollArgs ToCollArgs(const CollDescr& c, const void* api_parent) {
+  return CollArgs{c.func,  c.datatype,  c.algo,      c.proto,   c.count,
+                  c.seqNumber, c.root, c.nChannels, c.nWarps, Value(api_parent)};
+}
+
+template <typename P2pDescr>
+P2pArgs ToP2pArgs(const P2pDescr& p, const void* api_parent) {
+  return P2pArgs{p.func, p.datatype, p.count, p.peer, p.nChannels, Value(api_parent)};
+}
+
+// The events below the op level, identical from v4 on.
+template <typename Descr>
+void* StartChildEvent(Context& ctx, const Descr& d, uint64_t type) {
+  switch (type) {
+    case abi::kKernelCh:
+      return StartKernelCh(ctx, Value(d.parentObj), d.kernelCh.channelId, d.kernelCh.pTimer);
+    case abi::kProxyOp:
+      return StartProxyOp(ctx, Value(d.parentObj), d.proxyOp);
+    case abi::kProxyStep:
+      return StartProxyStep(ctx, Value(d.parentObj), d.proxyStep.step);
+    default:
+      return nullptr;  // Group, ProxyCtrl, NetPlugin: not recorded
+  }
+}
+
+// The API-level events, identical in v5 and v6.
+template <typename Descr>
+void* StartApiEvent(Context& ctx, const Descr& d, uint64_t type) {
+  using native_format::ApiKind;
+  const uint64_t parent = Value(d.parentObj);
+  switch (type) {
+    case abi::kGroupApi:
+      return StartApi(ctx, ApiArgs{ApiKind::kGroupApi, nullptr, nullptr, 0, 0, 0, -1,
+                                   d.groupApi.groupDepth, d.groupApi.graphCaptured});
+    case abi::kCollApi:
+      return StartApi(ctx, ApiArgs{ApiKind::kCollApi, d.collApi.func, d.collApi.datatype,
+                                   d.collApi.count, Value(d.collApi.stream), parent,
+                                   d.collApi.root, 0, d.collApi.graphCaptured});
+    case abi::kP2pApi:
+      return StartApi(ctx, ApiArgs{ApiKind::kP2pApi, d.p2pApi.func, d.p2pApi.datatype,
+                                   d.p2pApi.count, Value(d.p2pApi.stream), parent, -1, 0,
+                                   d.p2pApi.graphCaptured});
+    case abi::kKernelLaunch:
+      return StartApi(ctx, ApiArgs{ApiKind::kKernelLaunch, nullptr, nullptr, 0,
+                                   Value(d.kernelLaunch.stream), parent, -1, 0, false});
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace commlens::recorder::adapter

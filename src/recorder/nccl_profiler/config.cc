@@ -1,0 +1,141 @@
+#include "recorder/nccl_profiler/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+
+namespace commlens::recorder {
+
+namespace {
+
+bool ParseUnsigned(const char* text, uint64_t* out) {
+  if (text == nullptr || *text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 0);
+  if (errno != 0 || *end != '\0' || text[0] == '-') return false;
+  *out = v;
+  return true;
+}
+
+bool ParseSeconds(const char* text, double* out) {
+  if (text == nullptr || *text == '\0') return false;
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (*end != '\0' || !(v >= 0)) return false;
+  *out = v;
+  return true;
+}
+
+// Reads an unsigned variable into |*field| when set, clamped to [lo, hi].
+template <typename T>
+void ReadUnsigned(EnvLookup env, const char* name, uint64_t lo, uint64_t hi, T* field,
+                  RecorderConfig* cfg) {
+  const char* text = env(name);
+  if (text == nullptr) return;
+  uint64_t v = 0;
+  if (!ParseUnsigned(text, &v)) {
+    cfg->warnings.push_back(std::string(name) + "=" + text + " is not a number; ignored");
+    return;
+  }
+  if (v < lo || v > hi) {
+    cfg->warnings.push_back(std::string(name) + "=" + text + " is out of range [" +
+                            std::to_string(lo) + ", " + std::to_string(hi) + "]; clamped");
+    v = v < lo ? lo : hi;
+  }
+  *field = static_cast<T>(v);
+}
+
+void ReadSeconds(EnvLookup env, const char* name, double* field, RecorderConfig* cfg) {
+  const char* text = env(name);
+  if (text == nullptr) return;
+  if (!ParseSeconds(text, field))
+    cfg->warnings.push_back(std::string(name) + "=" + text + " is not a duration in seconds; ignored");
+}
+
+// The first of |names| that is set and is an integer.
+int FirstInt(EnvLookup env, std::initializer_list<const char*> names, int fallback) {
+  for (const char* name : names) {
+    uint64_t v = 0;
+    if (ParseUnsigned(env(name), &v) && v < (1u << 30)) return static_cast<int>(v);
+  }
+  return fallback;
+}
+
+}  // namespace
+
+bool ParseEventMask(const std::string& text, uint32_t* mask) {
+  uint64_t number = 0;
+  if (ParseUnsigned(text.c_str(), &number)) {
+    *mask = static_cast<uint32_t>(number);
+    return true;
+  }
+  struct Word {
+    std::string_view name;
+    uint32_t bits;
+  };
+  static constexpr Word kWords[] = {
+      {"coll", EventBit(EventKind::kColl)},
+      {"p2p", EventBit(EventKind::kP2p)},
+      {"kernel", EventBit(EventKind::kKernelCh)},
+      {"proxy", EventBit(EventKind::kProxyOp)},
+      {"step", EventBit(EventKind::kProxyStep) | EventBit(EventKind::kProxyOp)},
+      {"api", EventBit(EventKind::kGroupApi) | EventBit(EventKind::kCollApi) |
+                  EventBit(EventKind::kP2pApi)},
+      {"launch", EventBit(EventKind::kKernelLaunch)},
+      {"ce", EventBit(EventKind::kCeColl)},
+      {"default", kDefaultEventMask},
+  };
+  uint32_t bits = 0;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view word = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (word.empty()) continue;
+    bool known = false;
+    for (const Word& w : kWords) {
+      if (w.name == word) {
+        bits |= w.bits;
+        known = true;
+      }
+    }
+    if (!known) return false;
+  }
+  *mask = bits;
+  return true;
+}
+
+RecorderConfig ParseConfig(EnvLookup env) {
+  RecorderConfig cfg;
+  if (const char* out = env("COMMLENS_OUT"); out != nullptr && *out != '\0') cfg.out = out;
+  ReadUnsigned(env, "COMMLENS_FLUSH_INTERVAL_MS", 1, 3'600'000, &cfg.flush_interval_ms, &cfg);
+  ReadUnsigned(env, "COMMLENS_BUFFER_EVENTS", 1, 1u << 16, &cfg.buffer_events, &cfg);
+  ReadUnsigned(env, "COMMLENS_CAPTURE_AFTER_COLLS", 0, UINT64_MAX, &cfg.capture_after_colls, &cfg);
+  ReadSeconds(env, "COMMLENS_CAPTURE_AFTER_S", &cfg.capture_after_s, &cfg);
+  ReadSeconds(env, "COMMLENS_CAPTURE_DURATION_S", &cfg.capture_duration_s, &cfg);
+  if (const char* mask = env("COMMLENS_EVENT_MASK"); mask != nullptr) {
+    if (!ParseEventMask(mask, &cfg.event_mask))
+      cfg.warnings.push_back(std::string("COMMLENS_EVENT_MASK=") + mask +
+                             " has an unknown word; using the default mask");
+  }
+  if (const char* ctl = env("COMMLENS_CONTROL"); ctl != nullptr) cfg.control_path = ctl;
+  ReadUnsigned(env, "COMMLENS_CONTROL_POLL_MS", 1, 60'000, &cfg.control_poll_ms, &cfg);
+  if (const char* s = env("COMMLENS_FSYNC"); s != nullptr) cfg.fsync = std::string_view(s) == "1";
+
+  cfg.global_rank = FirstInt(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                   "SLURM_PROCID"}, -1);
+  cfg.world_size = FirstInt(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                  "SLURM_NTASKS"}, 0);
+  cfg.local_rank = FirstInt(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                  "SLURM_LOCALID"}, -1);
+  for (const char* name : {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"}) {
+    if (const char* id = env(name); id != nullptr && *id != '\0') {
+      cfg.job_id = id;
+      break;
+    }
+  }
+  return cfg;
+}
+
+}  // namespace commlens::recorder

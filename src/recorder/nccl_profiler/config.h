@@ -1,0 +1,60 @@
+// Recorder settings, read once from the environment when a recording session starts
+// (the first communicator's init). Each variable is documented in docs/recorder.md;
+// defaults live here and nowhere else.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "recorder/native_format/format.h"
+
+namespace commlens::recorder {
+
+using native_format::EventBit;
+using native_format::EventKind;
+
+// What is recorded by default: ops with their kernel timing, network proxy activity and
+// the API-level events. ProxyCtrl, NetPlugin and the CE sync/batch events are not.
+inline constexpr uint32_t kDefaultEventMask =
+    EventBit(EventKind::kColl) | EventBit(EventKind::kP2p) | EventBit(EventKind::kKernelCh) |
+    EventBit(EventKind::kProxyOp) | EventBit(EventKind::kProxyStep) |
+    EventBit(EventKind::kGroupApi) | EventBit(EventKind::kCollApi) |
+    EventBit(EventKind::kP2pApi) | EventBit(EventKind::kKernelLaunch) |
+    EventBit(EventKind::kCeColl);
+// Outside the capture window NCCL still reports Coll and P2p starts, so every rank keeps
+// numbering its ops (OpRecord::comm_seq) the same way.
+inline constexpr uint32_t kCountOnlyMask = EventBit(EventKind::kColl) | EventBit(EventKind::kP2p);
+
+struct RecorderConfig {
+  std::string out = "commlens-trace";  // COMMLENS_OUT: folder, or a file path (see docs)
+  uint32_t flush_interval_ms = 1000;   // COMMLENS_FLUSH_INTERVAL_MS
+  uint32_t buffer_events = 16384;      // COMMLENS_BUFFER_EVENTS: slots per pool and comm
+  uint32_t event_mask = kDefaultEventMask;  // COMMLENS_EVENT_MASK
+  uint64_t capture_after_colls = 0;    // COMMLENS_CAPTURE_AFTER_COLLS
+  double capture_after_s = 0;          // COMMLENS_CAPTURE_AFTER_S
+  double capture_duration_s = 0;       // COMMLENS_CAPTURE_DURATION_S, 0 = to the end
+  std::string control_path;            // COMMLENS_CONTROL
+  uint32_t control_poll_ms = 20;       // COMMLENS_CONTROL_POLL_MS
+  bool fsync = false;                  // COMMLENS_FSYNC
+
+  // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm).
+  int global_rank = -1;
+  int world_size = 0;
+  int local_rank = -1;
+  std::string job_id;
+
+  std::vector<std::string> warnings;  // values that could not be used, for the log
+
+  bool has_capture_window() const {
+    return capture_after_colls > 0 || capture_after_s > 0 || capture_duration_s > 0;
+  }
+};
+
+using EnvLookup = const char* (*)(const char* name);
+RecorderConfig ParseConfig(EnvLookup env);
+
+// "coll,kernel,proxy" or a number (decimal or 0x...); false if a word is unknown.
+bool ParseEventMask(const std::string& text, uint32_t* mask);
+
+}  // namespace commlens::recorder

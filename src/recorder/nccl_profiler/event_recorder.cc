@@ -1,0 +1,286 @@
+#include "recorder/nccl_profiler/event_recorder.h"
+
+#include "recorder/nccl_profiler/clock.h"
+#include "recorder/nccl_profiler/session.h"
+#include "recorder/nccl_profiler/token.h"
+
+namespace commlens::recorder {
+
+namespace nf = native_format;
+
+namespace {
+
+// The token |value| if it names an event of |pool| in |ctx|, else 0. Parents always
+// belong to the child's communicator; anything else is a foreign value.
+uint64_t ParentOfPool(const Context& ctx, uint64_t value, Pool pool) {
+  Token t;
+  return DecodeToken(value, &t) && t.pool == pool && t.context == ctx.index() ? value : 0;
+}
+
+// Claims a slot of |pool| and returns it with its token, or counts a drop.
+template <typename T>
+typename SlotPool<T>::Slot* Claim(Context& ctx, SlotPool<T>& pool, Pool which, EventKind kind,
+                                  uint64_t* token) {
+  uint32_t index = 0;
+  auto* slot = pool.Claim(&index);
+  if (slot == nullptr) {
+    ctx.CountDrop(kind);
+    return nullptr;
+  }
+  *token = EncodeToken(Token{ctx.index(), which, index, pool.GenerationOf(slot)});
+  slot->data = T{};
+  return slot;
+}
+
+WaitKind WaitOf(int state) {
+  switch (state) {
+    case abi::kProxyStepSendWait:
+    case abi::kProxyStepRecvWait: return WaitKind::kNet;
+    case abi::kProxyStepSendGpuWait:
+    case abi::kProxyStepRecvGpuWait: return WaitKind::kGpu;
+    case abi::kProxyStepSendPeerWait:
+    case abi::kProxyStepRecvFlushWait: return WaitKind::kPeer;
+    default: return WaitKind::kNone;
+  }
+}
+
+// Ends the step's current wait segment at |now|.
+void CloseSegment(ProxyStepData& s, int64_t now) {
+  if (s.current != WaitKind::kNone) s.wait_ns[static_cast<int>(s.current)] += now - s.mark_ns;
+  s.mark_ns = now;
+}
+
+// Folds a finished step into its ProxyOp, which is open until all its steps are done.
+void FoldStep(Context& ctx, ProxyStepData& step, int64_t now) {
+  CloseSegment(step, now);
+  Token t;
+  if (!DecodeToken(step.proxy_op, &t) || t.pool != Pool::kProxyOp) return;
+  auto* op = ctx.proxy_ops.FindOpen(t.slot, t.generation);
+  if (op == nullptr) return;
+  ProxyOpData& d = op->data;
+  d.bytes += step.trans_size;
+  for (int i = 0; i < 4; ++i) d.wait_ns[i] += step.wait_ns[i];
+  if (d.first_step_start_ns == 0 || step.start_ns < d.first_step_start_ns) d.first_step_start_ns = step.start_ns;
+  if (now > d.last_step_stop_ns) d.last_step_stop_ns = now;
+  ++d.steps_done;
+}
+
+}  // namespace
+
+void* StartColl(Context& ctx, const CollArgs& a) {
+  Session& session = TheSession();
+  const bool recording = session.recording();  // before counting: the op that opens a
+  const uint64_t comm_seq = ctx.NextCollSeq();  // capture window is not in it
+  session.OnCollSeen();
+  if (!recording) return nullptr;
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, EventKind::kColl, &token);
+  if (slot == nullptr) return nullptr;
+  OpData& d = slot->data;
+  d.op_id = token;
+  d.api_id = ParentOfPool(ctx, a.api_parent, Pool::kApi);
+  d.count = a.count;
+  d.nccl_seq = a.nccl_seq;
+  d.comm_seq = comm_seq;
+  d.func = a.func;
+  d.dtype = a.dtype;
+  d.algo = a.algo;
+  d.proto = a.proto;
+  d.root_or_peer = a.root;
+  d.kind = nf::OpKind::kColl;
+  d.channels = a.channels;
+  d.warps = a.warps;
+  d.host_start_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
+void* StartP2p(Context& ctx, const P2pArgs& a) {
+  const bool send = a.func != nullptr && a.func[0] == 'S';
+  const uint64_t comm_seq = ctx.NextP2pSeq(a.peer, send);
+  if (!TheSession().recording()) return nullptr;
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, EventKind::kP2p, &token);
+  if (slot == nullptr) return nullptr;
+  OpData& d = slot->data;
+  d.op_id = token;
+  d.api_id = ParentOfPool(ctx, a.api_parent, Pool::kApi);
+  d.count = a.count;
+  d.nccl_seq = nf::kNoSeq;
+  d.comm_seq = comm_seq;
+  d.func = a.func;
+  d.dtype = a.dtype;
+  d.root_or_peer = a.peer;
+  d.kind = nf::OpKind::kP2p;
+  d.channels = a.channels;
+  d.flags = send ? nf::kOpFlagSend : 0;
+  d.host_start_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
+void* StartCeColl(Context& ctx, const CeCollArgs& a) {
+  const uint64_t comm_seq = ctx.NextCeSeq();
+  if (!TheSession().recording()) return nullptr;
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, EventKind::kCeColl, &token);
+  if (slot == nullptr) return nullptr;
+  OpData& d = slot->data;
+  d.op_id = token;
+  d.api_id = ParentOfPool(ctx, a.api_parent, Pool::kApi);
+  d.count = a.count;
+  d.nccl_seq = a.nccl_seq;
+  d.comm_seq = comm_seq;
+  d.func = a.func;
+  d.dtype = a.dtype;
+  d.root_or_peer = a.root;
+  d.kind = nf::OpKind::kCeColl;
+  d.host_start_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
+void* StartApi(Context& ctx, const ApiArgs& a) {
+  if (!TheSession().recording()) return nullptr;
+  static constexpr EventKind kKinds[] = {EventKind::kGroupApi, EventKind::kCollApi,
+                                         EventKind::kP2pApi, EventKind::kKernelLaunch};
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.apis, Pool::kApi, kKinds[static_cast<int>(a.kind)], &token);
+  if (slot == nullptr) return nullptr;
+  ApiData& d = slot->data;
+  d.api_id = token;
+  d.parent_id = ParentOfPool(ctx, a.parent, Pool::kApi);
+  d.count = a.count;
+  d.stream = a.stream;
+  d.func = a.func;
+  d.dtype = a.dtype;
+  d.root = a.root;
+  d.group_depth = a.group_depth;
+  d.kind = a.kind;
+  d.graph_captured = a.graph_captured ? 1 : 0;
+  d.host_start_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
+void* StartKernelCh(Context& ctx, uint64_t parent, uint8_t channel, uint64_t ptimer) {
+  const uint64_t op = ParentOfPool(ctx, parent, Pool::kOp);
+  if (op == 0) {
+    ctx.CountOrphan(EventKind::kKernelCh);
+    return nullptr;
+  }
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.kernels, Pool::kKernel, EventKind::kKernelCh, &token);
+  if (slot == nullptr) return nullptr;
+  KernelData& d = slot->data;
+  d.op_id = op;
+  d.channel = channel;
+  d.start_ptimer = ptimer;
+  d.start_obs_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
+void* StartProxyOp(Context& ctx, uint64_t parent, const abi::ProxyOpDescr& p) {
+  // With PXN the op may come from another process's proxy: its parent handle is not
+  // ours to decode. Record it unattached while recording.
+  const bool remote = p.pid != TheSession().pid();
+  const uint64_t op = remote ? 0 : ParentOfPool(ctx, parent, Pool::kOp);
+  if (!remote && op == 0) {
+    ctx.CountOrphan(EventKind::kProxyOp);
+    return nullptr;
+  }
+  if (remote && !TheSession().recording()) return nullptr;
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.proxy_ops, Pool::kProxyOp, EventKind::kProxyOp, &token);
+  if (slot == nullptr) return nullptr;
+  ProxyOpData& d = slot->data;
+  d.op_id = op;
+  d.peer = p.peer;
+  d.steps = p.nSteps;
+  d.chunk_size = p.chunkSize;
+  d.channel = p.channelId;
+  d.is_send = p.isSend ? 1 : 0;
+  d.flags = remote ? nf::kProxyFlagRemote : 0;
+  d.host_start_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
+void* StartProxyStep(Context& ctx, uint64_t parent, int step) {
+  const uint64_t proxy_op = ParentOfPool(ctx, parent, Pool::kProxyOp);
+  if (proxy_op == 0) {
+    ctx.CountOrphan(EventKind::kProxyStep);
+    return nullptr;
+  }
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.proxy_steps, Pool::kProxyStep, EventKind::kProxyStep, &token);
+  if (slot == nullptr) return nullptr;
+  ProxyStepData& d = slot->data;
+  d.proxy_op = proxy_op;
+  d.start_ns = RealtimeNs();
+  d.mark_ns = d.start_ns;
+  d.current = WaitKind::kNone;
+  (void)step;  // steps are folded into their ProxyOp; the number is not kept
+  return HandleFromValue(token);
+}
+
+void StopEvent(void* handle) {
+  Token t;
+  if (!DecodeToken(HandleValue(handle), &t)) return;
+  Context* ctx = TheSession().ContextAt(t.context);
+  if (ctx == nullptr) return;
+  switch (t.pool) {
+    case Pool::kOp:
+      if (auto* s = ctx->ops.FindOpen(t.slot, t.generation)) {
+        s->data.host_stop_ns = RealtimeNs();
+        ctx->ops.MarkDone(s);
+      }
+      break;
+    case Pool::kApi:
+      if (auto* s = ctx->apis.FindOpen(t.slot, t.generation)) {
+        s->data.host_stop_ns = RealtimeNs();
+        ctx->apis.MarkDone(s);
+      }
+      break;
+    case Pool::kKernel:
+      if (auto* s = ctx->kernels.FindOpen(t.slot, t.generation)) ctx->kernels.MarkDone(s);
+      break;
+    case Pool::kProxyOp:
+      if (auto* s = ctx->proxy_ops.FindOpen(t.slot, t.generation)) {
+        s->data.host_stop_ns = RealtimeNs();
+        ctx->proxy_ops.MarkDone(s);
+      }
+      break;
+    case Pool::kProxyStep:
+      if (auto* s = ctx->proxy_steps.FindOpen(t.slot, t.generation)) {
+        FoldStep(*ctx, s->data, RealtimeNs());
+        ctx->proxy_steps.Release(s);
+      }
+      break;
+  }
+}
+
+void RecordEventState(void* handle, int state, const abi::StateArgs* args) {
+  Token t;
+  if (!DecodeToken(HandleValue(handle), &t)) return;
+  Context* ctx = TheSession().ContextAt(t.context);
+  if (ctx == nullptr) return;
+  if (t.pool == Pool::kKernel && state == abi::kKernelChStop && args != nullptr) {
+    if (auto* s = ctx->kernels.FindOpen(t.slot, t.generation)) {
+      s->data.stop_ptimer = args->kernelCh.pTimer;
+      s->data.stop_obs_ns = RealtimeNs();
+    }
+  } else if (t.pool == Pool::kProxyStep) {
+    const WaitKind next = WaitOf(state);
+    if (next == WaitKind::kNone) return;
+    if (auto* s = ctx->proxy_steps.FindOpen(t.slot, t.generation)) {
+      CloseSegment(s->data, RealtimeNs());
+      s->data.current = next;
+      if (args != nullptr) s->data.trans_size = args->proxyStep.transSize;
+    }
+  } else if (t.pool == Pool::kApi &&
+             (state == abi::kGroupStartApiStop || state == abi::kGroupEndApiStart)) {
+    if (auto* s = ctx->apis.FindOpen(t.slot, t.generation)) {
+      int64_t now = RealtimeNs();
+      if (state == abi::kGroupStartApiStop) s->data.group_start_stop_ns = now;
+      else s->data.group_end_start_ns = now;
+    }
+  }
+}
+
+}  // namespace commlens::recorder

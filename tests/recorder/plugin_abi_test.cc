@@ -1,0 +1,377 @@
+// Loads the built libnccl-profiler-commlens.so with dlopen and drives each exported ABI
+// version the way NCCL does (fake_nccl.h), then reads the trace back with the native
+// importer and checks what was recorded.
+#include <dlfcn.h>
+#include <time.h>
+
+#include <algorithm>
+#include <string>
+
+#include "importers/native/native_importer.h"
+#include "recorder/fake_nccl.h"
+#include "recorder/recorder_test_util.h"
+
+namespace commlens::testing {
+namespace {
+
+using model::CommOp;
+using model::ImportIssue;
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
+}
+
+// NCCL's process-wide activation mask. It outlives every session, as NCCL's does.
+int g_mask = -1;
+
+constexpr int kMaskV4 = 2 | 4 | 8 | 16 | 64;  // Coll P2p ProxyOp ProxyStep KernelCh
+constexpr int kMaskV5 = kMaskV4 | 256 | 512 | 1024 | 2048;  // + the API events
+constexpr int kMaskV6 = kMaskV5 | 4096;  // + CeColl
+constexpr int kCountOnlyMask = 2 | 4;
+
+template <int V>
+constexpr int FullMask() {
+  return V == 4 ? kMaskV4 : V == 5 ? kMaskV5 : kMaskV6;
+}
+
+model::RankTrace ImportOnly(const std::string& dir) {
+  std::vector<std::string> files = TracesIn(dir);
+  EXPECT_EQ(files.size(), 1u) << dir;
+  if (files.empty()) return {};
+  auto t = importers::ImportNativeTrace(files[0]);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? std::move(t).value() : model::RankTrace{};
+}
+
+bool HasNote(const model::RankTrace& t, const std::string& part) {
+  return std::any_of(t.notes.begin(), t.notes.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+std::vector<uint32_t> RowsOf(const model::RankTrace& t, CommOp op) {
+  std::vector<uint32_t> rows;
+  for (uint32_t r = 0; r < t.comms.size(); ++r)
+    if (t.comms.op[r] == op) rows.push_back(r);
+  return rows;
+}
+
+template <typename T>
+class PluginAbiTest : public ::testing::Test {};
+template <int V>
+struct Version {
+  static constexpr int value = V;
+};
+using Versions = ::testing::Types<Version<4>, Version<5>, Version<6>>;
+TYPED_TEST_SUITE(PluginAbiTest, Versions);
+
+TYPED_TEST(PluginAbiTest, RecordsOpsWithGpuTimingAndCommunicatorInfo) {
+  constexpr int V = TypeParam::value;
+  const std::string dir = FreshDir("abi_v" + std::to_string(V));
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "1"}, {"WORLD_SIZE", "4"}};
+  FakeNccl<V> nccl;
+  ASSERT_TRUE(nccl.loaded());
+  EXPECT_STREQ(nccl.name(), "commlens");
+  ASSERT_EQ(nccl.Init(0xC0FFEE, "world", 1, 4, 1, &g_mask), 0);
+  EXPECT_EQ(g_mask, FullMask<V>());
+
+  FakeCollective all_reduce;
+  all_reduce.count = 1 << 20;
+  all_reduce.channels = 4;
+  all_reduce.gpu_start = 5'000'000;
+  all_reduce.gpu_duration = 50'000;
+  all_reduce.proxy_steps = 3;
+  all_reduce.step_bytes = 8192;
+  nccl.Collective(all_reduce);
+  FakeCollective all_gather{"AllGather", "ncclBfloat16", "RING", "LL", 1000, 0, 0, 2, 6'000'000, 20'000};
+  nccl.Collective(all_gather);
+  FakeCollective broadcast{"Broadcast", "ncclInt64", "TREE", "LL128", 10, 2, 0, 1, 7'000'000, 3'000};
+  nccl.Collective(broadcast);
+  nccl.P2p(FakeP2p{"Send", "ncclInt8", 4096, 3, 1, 8'000'000, 7'000});
+  all_reduce.seq = 1;
+  all_reduce.gpu_start = 9'000'000;
+  all_reduce.proxy_steps = 0;
+  nccl.Collective(all_reduce);
+  ASSERT_EQ(nccl.Finalize(), 0);
+
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("/rank1-"), std::string::npos) << files[0];
+  model::RankTrace t = ImportOnly(dir);
+  EXPECT_EQ(t.rank, 1);
+  EXPECT_EQ(t.world_size, 4);
+  EXPECT_EQ(t.format, "native");
+  ASSERT_EQ(t.groups.size(), 1u);
+  EXPECT_EQ(t.groups[0].name, "world");
+  EXPECT_EQ(t.groups[0].comm_hash, 0xC0FFEEu);
+  EXPECT_EQ(t.groups[0].size, 4);
+  // A communicator of the whole job in which rank 1 is rank 1: the world group.
+  EXPECT_EQ(t.groups[0].ranks, (std::vector<int>{0, 1, 2, 3}));
+  ASSERT_EQ(t.comms.size(), 5u);
+
+  auto all_reduces = RowsOf(t, CommOp::kAllReduce);
+  ASSERT_EQ(all_reduces.size(), 2u);
+  for (uint32_t r : all_reduces) {
+    EXPECT_EQ(t.comms.end[r] - t.comms.start[r], 50'000);  // earliest start to latest stop
+    EXPECT_EQ(t.comms.bytes[r], (1 << 20) * 4);
+    EXPECT_EQ(t.comms.in_elems[r], 1 << 20);
+    EXPECT_EQ(t.strings.Get(t.comms.algorithm[r]), "RING");
+    EXPECT_EQ(t.strings.Get(t.comms.protocol[r]), "SIMPLE");
+    EXPECT_EQ(t.comms.channels[r], 4);
+    EXPECT_EQ(t.comms.group[r], 0u);
+    EXPECT_EQ(t.comms.peer[r], -1);
+    EXPECT_GT(t.comms.enqueue[r], 0);
+  }
+  // Ordinals over all collective types of the communicator, in call order.
+  EXPECT_EQ(t.comms.seq[all_reduces[0]], 0);
+  EXPECT_EQ(t.comms.seq[all_reduces[1]], 3);
+  // The two all-reduces started 4 ms apart on the GPU, and so they do on the host clock.
+  EXPECT_EQ(t.comms.start[all_reduces[1]] - t.comms.start[all_reduces[0]], 4'000'000);
+
+  auto gathers = RowsOf(t, CommOp::kAllGather);
+  ASSERT_EQ(gathers.size(), 1u);
+  EXPECT_EQ(t.comms.out_elems[gathers[0]], 4000);
+  EXPECT_EQ(t.comms.bytes[gathers[0]], 8000);
+  EXPECT_EQ(t.comms.seq[gathers[0]], 1);
+  EXPECT_EQ(t.strings.Get(t.comms.dtype[gathers[0]]), "ncclBfloat16");
+  EXPECT_EQ(t.comms.end[gathers[0]] - t.comms.start[gathers[0]], 20'000);
+
+  auto broadcasts = RowsOf(t, CommOp::kBroadcast);
+  ASSERT_EQ(broadcasts.size(), 1u);
+  EXPECT_EQ(t.comms.peer[broadcasts[0]], 2);
+  EXPECT_EQ(t.comms.bytes[broadcasts[0]], 80);
+
+  auto sends = RowsOf(t, CommOp::kSend);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(t.comms.peer[sends[0]], 3);
+  EXPECT_EQ(t.comms.bytes[sends[0]], 4096);
+  EXPECT_EQ(t.comms.seq[sends[0]], 0);
+  EXPECT_EQ(t.comms.end[sends[0]] - t.comms.start[sends[0]], 7'000);
+
+  // Network proxy activity of the first all-reduce: 3 steps of 8 KiB.
+  ASSERT_EQ(t.counters.size(), 1u);
+  EXPECT_EQ(t.counters[0].name, "nccl.proxy.send_bytes");
+  ASSERT_EQ(t.counters[0].value.size(), 1u);
+  EXPECT_EQ(t.counters[0].value[0], 3 * 8192);
+
+  // API-level events exist from v5 on.
+  bool has_api = false;
+  for (size_t i = 0; i < t.host.size(); ++i) has_api |= t.strings.Get(t.host.name[i]) == "ncclAllReduce";
+  EXPECT_EQ(has_api, V >= 5);
+
+  EXPECT_EQ(t.stats.total(), 0u);
+  EXPECT_FALSE(HasNote(t, "no end record"));
+  EXPECT_TRUE(HasNote(t, "NCCL profiler ABI v" + std::to_string(V)));
+}
+
+TYPED_TEST(PluginAbiTest, DropsAndCountsWhenBuffersAreFull) {
+  constexpr int V = TypeParam::value;
+  const std::string dir = FreshDir("drops_v" + std::to_string(V));
+  // Four slots per pool and no flush before finalize: the fifth op finds its pool full.
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_BUFFER_EVENTS", "4"},
+                  {"COMMLENS_FLUSH_INTERVAL_MS", "3600000"}};
+  FakeNccl<V> nccl;
+  ASSERT_EQ(nccl.Init(0x1, "tiny", 1, 2, 0, &g_mask), 0);
+  for (int i = 0; i < 20; ++i) {
+    FakeCollective c;
+    c.seq = static_cast<uint64_t>(i);
+    c.gpu_start = 1'000'000 + 100'000 * static_cast<uint64_t>(i);
+    nccl.Collective(c);
+  }
+  ASSERT_EQ(nccl.Finalize(), 0);
+
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 4u);
+  for (uint32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(t.comms.seq[r], r);
+    EXPECT_EQ(t.comms.end[r] - t.comms.start[r], 1000);  // their kernel timing was kept
+  }
+  // 16 collectives dropped; from v5 on also 60 - 4 API events (GroupApi, CollApi and
+  // KernelLaunch per call).
+  const uint64_t expected_drops = V == 4 ? 16 : 16 + 56;
+  EXPECT_EQ(t.stats.count(ImportIssue::kDroppedByRecorder), expected_drops);
+  EXPECT_TRUE(HasNote(t, "32 child events"));  // the dropped ops' kernel channels
+}
+
+TYPED_TEST(PluginAbiTest, CaptureWindowAfterCollectives) {
+  constexpr int V = TypeParam::value;
+  const std::string dir = FreshDir("window_v" + std::to_string(V));
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CAPTURE_AFTER_COLLS", "5"}};
+  FakeNccl<V> nccl;
+  ASSERT_EQ(nccl.Init(0x2, "", 1, 2, 0, &g_mask), 0);
+  EXPECT_EQ(g_mask, kCountOnlyMask);  // before the window: count, do not record
+  for (int i = 0; i < 5; ++i) nccl.Collective(FakeCollective{});
+  EXPECT_EQ(g_mask, FullMask<V>());  // the fifth opened it
+  for (int i = 0; i < 5; ++i) nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 5u);
+  for (uint32_t r = 0; r < 5; ++r) EXPECT_EQ(t.comms.seq[r], 5 + r);  // numbering went on outside
+  EXPECT_EQ(t.groups[0].name, "comm-0000000000000002");
+  EXPECT_TRUE(HasNote(t, "capture window opened"));
+}
+
+TEST(PluginTest, CaptureWindowDurationClosesIt) {
+  const std::string dir = FreshDir("duration");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CAPTURE_DURATION_S", "0.1"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x3, "d", 1, 2, 0, &g_mask), 0);
+  nccl.Collective(FakeCollective{});
+  for (int i = 0; i < 200 && g_mask != kCountOnlyMask; ++i) usleep(10'000);
+  EXPECT_EQ(g_mask, kCountOnlyMask);
+  nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  EXPECT_EQ(t.comms.size(), 1u);
+  EXPECT_TRUE(HasNote(t, "capture window closed"));
+}
+
+TEST(PluginTest, ControlFileSwitchesRecordingAtRuntime) {
+  const std::string dir = FreshDir("control");
+  const std::string control = dir + "/control";
+  auto set_control = [&](char c) {
+    FILE* f = std::fopen(control.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputc(c, f);
+    std::fclose(f);
+  };
+  auto wait_for_mask = [](int want) {
+    for (int i = 0; i < 400 && g_mask != want; ++i) usleep(5'000);
+    return g_mask;
+  };
+  set_control('0');
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CONTROL", control}, {"COMMLENS_CONTROL_POLL_MS", "2"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x4, "ctl", 1, 2, 0, &g_mask), 0);
+  EXPECT_EQ(g_mask, 0);  // off: NCCL makes no profiler call at all
+  FakeCollective c;
+  nccl.Collective(c);  // not seen
+  set_control('1');
+  EXPECT_EQ(wait_for_mask(kMaskV5), kMaskV5);
+  c.seq = 1;
+  nccl.Collective(c);
+  set_control('c');
+  EXPECT_EQ(wait_for_mask(kCountOnlyMask), kCountOnlyMask);
+  c.seq = 2;
+  nccl.Collective(c);  // counted, not recorded
+  set_control('1');
+  EXPECT_EQ(wait_for_mask(kMaskV5), kMaskV5);
+  c.seq = 3;
+  nccl.Collective(c);
+  ASSERT_EQ(nccl.Finalize(), 0);
+
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 2u);
+  // The recorder was off at start, so the comm ordinal is not trusted: NCCL's sequence
+  // (x16, plus the op) is the key.
+  EXPECT_EQ(t.comms.seq[0], 1 * 16 + static_cast<int>(CommOp::kAllReduce));
+  EXPECT_EQ(t.comms.seq[1], 3 * 16 + static_cast<int>(CommOp::kAllReduce));
+  EXPECT_TRUE(HasNote(t, "switched off 1 times"));
+  EXPECT_TRUE(HasNote(t, "control: on"));
+}
+
+TEST(PluginTest, GpuTimesAreConvertedToTheHostClock) {
+  const std::string dir = FreshDir("clock");
+  RecorderEnv env{{"COMMLENS_OUT", dir}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x5, "clock", 1, 2, 0, &g_mask), 0);
+  // A GPU clock one second behind the host's; the kernel ran in the last 100 us.
+  const int64_t before = NowNs();
+  FakeCollective c;
+  c.gpu_start = static_cast<uint64_t>(before - 1'000'000'000 - 100'000);
+  c.gpu_duration = 50'000;
+  nccl.Collective(c);
+  const int64_t after = NowNs();
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 1u);
+  // True start: before - 100 us. The estimate is never early and late by at most the
+  // time between the fake GPU's stop and the plugin seeing it.
+  EXPECT_GE(t.comms.start[0], before - 100'000);
+  EXPECT_LE(t.comms.start[0], after);
+  EXPECT_EQ(t.comms.end[0] - t.comms.start[0], 50'000);
+  EXPECT_TRUE(HasNote(t, "GPU clock to host clock offset"));
+}
+
+TEST(PluginTest, ForeignAndStaleHandlesAreIgnored) {
+  const std::string dir = FreshDir("handles");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_FLUSH_INTERVAL_MS", "5"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x6, "h", 1, 2, 0, &g_mask), 0);
+  for (uint64_t v : {uint64_t{0x1234}, ~uint64_t{0}, uint64_t{0x5a5a5a5a5a5a5a5a}, uint64_t{6} << 54}) {
+    void* h = reinterpret_cast<void*>(v);
+    abi::StateArgs a{};
+    nccl.Record(h, abi::kKernelChStop, &a);
+    nccl.Stop(h);
+    void* child = nccl.Start(abi::kKernelCh, h, [](auto& d) { d.kernelCh.pTimer = 1; });
+    EXPECT_EQ(child, nullptr);  // a parent that is not ours: orphan, not recorded
+  }
+  // A handle stopped twice, and again after the flusher recycled its slot.
+  void* api = nccl.Start(abi::kCollApi, nullptr, [](auto& d) { d.collApi.func = "AllReduce"; });
+  ASSERT_NE(api, nullptr);
+  nccl.Stop(api);
+  nccl.Stop(api);
+  usleep(50'000);
+  nccl.Stop(api);
+  nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  EXPECT_EQ(t.comms.size(), 1u);
+  EXPECT_TRUE(HasNote(t, "4 child events"));
+}
+
+TEST(PluginTest, InitFailsOnlyWhenTheTraceCannotBeWritten) {
+  {
+    RecorderEnv env{{"COMMLENS_OUT", "/proc/commlens-no-such-dir/out"}};
+    FakeNccl<5> nccl;
+    int mask = 0;
+    EXPECT_NE(nccl.Init(0x7, "x", 1, 2, 0, &mask), 0);  // NCCL then runs without the plugin
+  }
+  const std::string dir = FreshDir("after_failure");
+  RecorderEnv env{{"COMMLENS_OUT", dir}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x8, "y", 1, 2, 0, &g_mask), 0);
+  nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+  EXPECT_EQ(ImportOnly(dir).comms.size(), 1u);
+}
+
+TEST(PluginTest, CommunicatorsShareOneFileAndSessionsGetNewOnes) {
+  const std::string dir = FreshDir("sessions");
+  RecorderEnv env{{"COMMLENS_OUT", dir}};
+  FakeNccl<5> world, pair;
+  ASSERT_EQ(world.Init(0xA, "world", 1, 4, 0, &g_mask), 0);
+  ASSERT_EQ(pair.Init(0xB, "pair", 1, 2, 0, &g_mask), 0);
+  world.Collective(FakeCollective{});
+  ASSERT_EQ(world.Finalize(), 0);  // the other communicator keeps recording
+  pair.Collective(FakeCollective{});
+  ASSERT_EQ(pair.Finalize(), 0);   // the last one ends the session
+  ASSERT_EQ(world.Init(0xA, "world", 1, 4, 0, &g_mask), 0);
+  world.Collective(FakeCollective{});
+  ASSERT_EQ(world.Finalize(), 0);
+
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 2u);
+  auto first = importers::ImportNativeTrace(files[0]);
+  auto second = importers::ImportNativeTrace(files[1]);
+  ASSERT_TRUE(first.ok() && second.ok());
+  const model::RankTrace& both = first->groups.size() == 2 ? *first : *second;
+  const model::RankTrace& again = first->groups.size() == 2 ? *second : *first;
+  ASSERT_EQ(both.groups.size(), 2u);
+  EXPECT_EQ(both.comms.size(), 2u);
+  EXPECT_NE(both.comms.group[0], both.comms.group[1]);
+  EXPECT_EQ(again.comms.size(), 1u);
+}
+
+TEST(PluginTest, ExportsOnlyTheThreeAbiTables) {
+  void* lib = PluginLibrary();
+  for (const char* sym : {"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6"})
+    EXPECT_NE(dlsym(lib, sym), nullptr) << sym;
+  for (const char* sym : {"ncclProfiler_v3", "ncclProfiler_v7", "_ZN8commlens8recorder9g_sessionE"})
+    EXPECT_EQ(dlsym(lib, sym), nullptr) << sym;
+}
+
+}  // namespace
+}  // namespace commlens::testing
