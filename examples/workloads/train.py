@@ -6,9 +6,9 @@ They produce the sample traces in examples/traces/ and the large benchmark trace
   torchrun --nproc_per_node 4 examples/workloads/train.py --workload ddp  --out traces/ddp
   torchrun --nproc_per_node 4 examples/workloads/train.py --workload fsdp --out traces/fsdp
   torchrun --nproc_per_node 4 examples/workloads/train.py --workload moe  --out traces/moe
-  # benchmark-size traces (about 70 MB per rank): 60 profiled steps of a 16-layer model
-  torchrun --nproc_per_node 4 examples/workloads/train.py --workload ddp --layers 16 \
-      --steps 60 --record-shapes --out traces/large
+  # benchmark-size traces (about 65 MB of JSON per rank): 60 profiled steps
+  torchrun --nproc_per_node 4 examples/workloads/train.py --workload ddp --layers 4 \
+      --steps 60 --out traces/large
 
 Workloads (all bf16 autocast, AdamW):
   ddp   transformer blocks under DistributedDataParallel: bucketed all-reduce overlapping

@@ -3,7 +3,7 @@
 # profiler and collects one Kineto trace per rank.
 #   scripts/device/make_traces.sh OUTDIR [samples|large|all]
 # samples: ddp, fsdp, moe (4 profiled steps, 4 layers) -> OUTDIR/{ddp,fsdp,moe}/rank<R>.json.gz
-# large:   ddp, 16 layers, 60 profiled steps, shapes recorded (~70 MB per rank, for benchmarks)
+# large:   ddp, 4 layers, 60 profiled steps (~65 MB of JSON per rank, for benchmarks)
 set -u
 out=${1:?usage: make_traces.sh OUTDIR [samples|large|all]}
 what=${2:-all}
@@ -29,5 +29,5 @@ if [ "$what" = samples ] || [ "$what" = all ]; then
   run moe --workload moe
 fi
 if [ "$what" = large ] || [ "$what" = all ]; then
-  run large --workload ddp --layers 16 --steps 60 --record-shapes
+  run large --workload ddp --layers 4 --steps 60
 fi

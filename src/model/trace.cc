@@ -12,6 +12,7 @@ void GpuActivities::Reserve(size_t n) {
   kind.reserve(n);
   cls.reserve(n);
   comm.reserve(n);
+  launch.reserve(n);
 }
 
 uint32_t GpuActivities::Append(TimeNs s, TimeNs e, StringId n, int32_t dev, int32_t strm,
@@ -25,6 +26,7 @@ uint32_t GpuActivities::Append(TimeNs s, TimeNs e, StringId n, int32_t dev, int3
   kind.push_back(k);
   cls.push_back(c);
   comm.push_back(kNoIndex);
+  launch.push_back(kNoTime);
   return static_cast<uint32_t>(start.size() - 1);
 }
 

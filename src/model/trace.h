@@ -21,6 +21,7 @@ namespace commlens::model {
 
 using TimeNs = int64_t;
 constexpr uint32_t kNoIndex = UINT32_MAX;
+constexpr TimeNs kNoTime = INT64_MIN;
 
 // Kernel classes (docs/analysis.md): communication = NCCL kernels, memory = memcpy/memset,
 // compute = other kernels; sync markers (cuda_sync) are |kOther|, never compute.
@@ -38,6 +39,7 @@ struct GpuActivities {
   std::vector<ActivityKind> kind;
   std::vector<ActivityClass> cls;
   std::vector<uint32_t> comm;        // row in CommOps, or kNoIndex
+  std::vector<TimeNs> launch;        // start of the host call that launched it, or kNoTime
 
   size_t size() const { return start.size(); }
   void Reserve(size_t n);

@@ -1,0 +1,39 @@
+// Runs every analysis over a loaded trace: the per-rank analyses as a parallel map, the
+// cross-rank ones as a reduce over their small results.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/collectives.h"
+#include "analysis/idle_gaps.h"
+#include "analysis/kernel_breakdown.h"
+#include "analysis/time_breakdown.h"
+#include "analysis/window.h"
+#include "model/trace.h"
+
+namespace commlens::analysis {
+
+struct AnalyzeOptions {
+  WindowOptions window;
+  IdleOptions idle;
+  size_t top_kernels = 10;
+  int threads = 0;  // 0: one per hardware thread
+};
+
+struct RankAnalysis {
+  const model::RankTrace* trace = nullptr;
+  ActivityWindow window;
+  RankTimeBreakdown time;
+  KernelBreakdown kernels;
+  std::vector<StreamIdle> idle;
+};
+
+struct JobAnalysis {
+  std::vector<RankAnalysis> ranks;  // same order as Trace::ranks
+  CollectiveAnalysis collectives;
+};
+
+JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options);
+
+}  // namespace commlens::analysis

@@ -1,0 +1,75 @@
+// Collective operations: a job-level table per (process group, op, message-size bucket)
+// with count, time (sum, p50, p99), bytes and bandwidth, and the cross-rank view that
+// matches the k-th collective of a group on every rank.
+//
+// Bandwidth follows nccl-tests: bytes = max(send, recv) bytes of one rank,
+// algbw = bytes / time, busbw = algbw * factor(op, group size) (model/collective.h).
+// A bucket's algbw is its total bytes over its total time (time-weighted mean).
+//
+// Cross-rank (ranks share one clock on one host; see docs/analysis.md): for each matched
+// collective, the spread of its start times; per rank, the part of each collective spent
+// waiting for the last rank to arrive (latest start - own start, at most its duration)
+// and the rest, transferring.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/window.h"
+#include "model/trace.h"
+
+namespace commlens::analysis {
+
+struct CollectiveBucket {
+  std::string group_name;
+  std::string group_desc;
+  int group_size = 0;
+  model::CommOp op = model::CommOp::kUnknown;
+  int64_t size_lo = -1;  // bytes bucket [size_lo, size_hi); -1 when sizes are unknown
+  int64_t size_hi = -1;
+  uint64_t count = 0;    // operations summed over ranks
+  int ranks = 0;         // ranks that ran at least one
+  model::TimeNs total = 0;
+  model::TimeNs p50 = 0;
+  model::TimeNs p99 = 0;
+  model::TimeNs max = 0;
+  int64_t bytes = 0;     // sum over operations
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+
+struct GroupSkew {
+  std::string group_name;
+  std::string group_desc;
+  uint64_t matched = 0;     // collectives seen on two or more ranks
+  uint64_t unmatched = 0;   // seen on one rank only
+  model::TimeNs skew_p50 = 0;
+  model::TimeNs skew_p99 = 0;
+  model::TimeNs skew_max = 0;
+};
+
+struct RankWait {
+  int rank = 0;
+  model::TimeNs in_collectives = 0;  // total time in matched collectives
+  model::TimeNs waiting = 0;         // of which waiting for the last rank
+  uint64_t last_arrivals = 0;        // collectives where this rank started last
+};
+
+struct CollectiveAnalysis {
+  std::vector<CollectiveBucket> buckets;
+  std::vector<GroupSkew> groups;
+  std::vector<RankWait> ranks;
+  uint64_t operations = 0;
+};
+
+// |windows[i]| belongs to |trace.ranks[i]|.
+CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
+                                      const std::vector<ActivityWindow>& windows);
+
+// Power-of-two bucket [lo, 2*lo) holding |bytes| (lo = 0 for 0 bytes).
+std::pair<int64_t, int64_t> SizeBucket(int64_t bytes);
+// Nearest-rank percentile of sorted values (p in [0, 100]).
+model::TimeNs Percentile(const std::vector<model::TimeNs>& sorted, double p);
+
+}  // namespace commlens::analysis

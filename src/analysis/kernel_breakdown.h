@@ -1,0 +1,41 @@
+// GPU kernel breakdown of one rank: time by class and by overlapping classes (compute,
+// communication, memory and their combinations, from one sweep over the merged
+// intervals of each class), and the kernels that took the most time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/trace.h"
+
+namespace commlens::analysis {
+
+// Bit set of classes running at once: 1 compute, 2 communication, 4 memory.
+enum ClassBits : uint8_t { kComputeBit = 1, kCommBit = 2, kMemoryBit = 4 };
+std::string ClassStateLabel(uint8_t bits);  // "compute", "compute+communication", ...
+
+struct KernelStat {
+  std::string name;
+  model::ActivityClass cls = model::ActivityClass::kCompute;
+  uint64_t count = 0;
+  model::TimeNs total = 0;
+  model::TimeNs min = 0;
+  model::TimeNs max = 0;
+  double mean = 0;
+  double stddev = 0;
+};
+
+struct KernelBreakdown {
+  std::array<model::TimeNs, 8> state_time{};  // by ClassBits; [0] unused
+  std::array<model::TimeNs, 4> class_total{}; // sum of durations by ActivityClass
+  std::vector<KernelStat> top;                // by total time, longest first
+  uint64_t distinct_names = 0;
+  model::TimeNs rest_total = 0;               // total of kernels beyond |top|
+};
+
+KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
+                                       const std::vector<uint32_t>& rows, size_t top_n);
+
+}  // namespace commlens::analysis

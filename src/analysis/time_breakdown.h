@@ -1,0 +1,59 @@
+// Temporal breakdown and communication/compute overlap of one rank's GPU timeline.
+//
+// Definitions (docs/analysis.md; the same as HTA's temporal breakdown and comm-comp
+// overlap, so the numbers agree on the same trace):
+//   span        = end of the last GPU activity - start of the first
+//   idle        = span - |union of all GPU activities|
+//   compute     = |union of compute activities|
+//   non_compute = span - compute - idle   (only communication, memory or sync running)
+//   comm        = |union of communication activities|
+//   overlap     = |union(compute) ∩ union(comm)|;  overlap_pct = overlap / comm
+//   exposed_comm = comm - overlap (communication with no compute beside it)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/window.h"
+#include "model/trace.h"
+
+namespace commlens::analysis {
+
+struct TimeBreakdown {
+  model::TimeNs first_start = 0;
+  model::TimeNs span = 0;
+  model::TimeNs busy = 0;
+  model::TimeNs idle = 0;
+  model::TimeNs compute = 0;
+  model::TimeNs non_compute = 0;
+  model::TimeNs comm = 0;
+  model::TimeNs memory = 0;
+  model::TimeNs overlap = 0;
+  model::TimeNs exposed_comm = 0;
+  size_t activities = 0;
+
+  double Pct(model::TimeNs t) const { return span > 0 ? 100.0 * t / span : 0.0; }
+  double idle_pct() const { return Pct(idle); }
+  double compute_pct() const { return Pct(compute); }
+  double non_compute_pct() const { return Pct(non_compute); }
+  bool has_comm() const { return comm > 0; }
+  double overlap_pct() const { return comm > 0 ? 100.0 * overlap / comm : 0.0; }
+};
+
+struct StepBreakdown {
+  int64_t number = 0;  // N of ProfilerStep#N
+  TimeBreakdown time;
+};
+
+struct RankTimeBreakdown {
+  TimeBreakdown total;
+  std::vector<StepBreakdown> steps;
+};
+
+// Breakdown over the given rows of |rank.gpu|.
+TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vector<uint32_t>& rows);
+
+// Whole window plus one breakdown per profiler step (activities attributed by launch).
+RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w);
+
+}  // namespace commlens::analysis

@@ -1,0 +1,57 @@
+#include "analysis/window.h"
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+
+namespace commlens::analysis {
+
+namespace {
+
+constexpr std::string_view kStepPrefix = "ProfilerStep#";
+
+}  // namespace
+
+ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOptions& options) {
+  ActivityWindow w;
+  const model::GpuActivities& g = rank.gpu;
+  const model::HostEvents& h = rank.host;
+
+  // Distinct step names and the latest end of any ProfilerStep range (CPU or GPU-side).
+  std::set<uint32_t> step_names;
+  model::TimeNs last_end = INT64_MIN;
+  for (size_t i = 0; i < h.size(); ++i) {
+    std::string_view n = rank.strings.Get(h.name[i]);
+    if (n.substr(0, kStepPrefix.size()) != kStepPrefix) continue;
+    step_names.insert(h.name[i].value);
+    last_end = std::max(last_end, h.end[i]);
+  }
+  w.filtered = !options.all_events && step_names.size() >= 2;
+  w.cutoff = last_end;
+  w.rows.reserve(g.size());
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    if (w.filtered && (g.launch[i] == model::kNoTime || g.launch[i] > last_end)) {
+      ++w.dropped;
+      continue;
+    }
+    w.rows.push_back(i);
+  }
+
+  // Step attribution through the launch time (steps are sorted and do not overlap).
+  w.step_of.assign(w.rows.size(), -1);
+  const auto& steps = rank.steps;
+  for (size_t k = 0; k < w.rows.size(); ++k) {
+    model::TimeNs t = g.launch[w.rows[k]];
+    if (t == model::kNoTime || steps.empty()) continue;
+    auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                               [](model::TimeNs v, const model::ProfilerStep& s) {
+                                 return v < s.start;
+                               });
+    if (it == steps.begin()) continue;
+    --it;
+    if (t <= it->end) w.step_of[k] = static_cast<int32_t>(it - steps.begin());
+  }
+  return w;
+}
+
+}  // namespace commlens::analysis

@@ -1,0 +1,141 @@
+#include "importers/common/input_file.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+namespace commlens::importers {
+
+namespace {
+
+bool IsGzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+InputBuffer CopyPadded(std::string_view bytes) {
+  size_t capacity = bytes.size() + InputBuffer::kPadding;
+  auto data = std::make_unique<char[]>(capacity);
+  std::memcpy(data.get(), bytes.data(), bytes.size());
+  std::memset(data.get() + bytes.size(), 0, InputBuffer::kPadding);
+  return InputBuffer(std::move(data), bytes.size(), capacity);
+}
+
+// Inflates every gzip member of |bytes|. The output is sized from the last member's
+// ISIZE trailer (uncompressed size mod 2^32) and grown when that guess is short.
+Result<InputBuffer> Gunzip(std::string_view bytes, const std::string& name) {
+  size_t guess = bytes.size() * 4;
+  if (bytes.size() >= 4) {
+    const auto* t = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
+    size_t isize = t[0] | (t[1] << 8) | (t[2] << 16) | (static_cast<size_t>(t[3]) << 24);
+    if (isize >= bytes.size() / 2) guess = isize;
+  }
+  size_t capacity = guess + InputBuffer::kPadding;
+  auto out = std::make_unique<char[]>(capacity);
+  size_t produced = 0;
+
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return Error(name + ": cannot initialise zlib");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(0);
+  size_t consumed = 0;
+  while (true) {
+    if (zs.avail_in == 0 && consumed < bytes.size()) {
+      size_t chunk = std::min<size_t>(bytes.size() - consumed, 1u << 30);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + consumed));
+      zs.avail_in = static_cast<uInt>(chunk);
+      consumed += chunk;
+    }
+    if (capacity - InputBuffer::kPadding - produced == 0) {  // grow
+      size_t new_capacity = (capacity - InputBuffer::kPadding) * 2 + InputBuffer::kPadding;
+      auto bigger = std::make_unique<char[]>(new_capacity);
+      std::memcpy(bigger.get(), out.get(), produced);
+      out = std::move(bigger);
+      capacity = new_capacity;
+    }
+    size_t room = std::min<size_t>(capacity - InputBuffer::kPadding - produced, 1u << 30);
+    zs.next_out = reinterpret_cast<Bytef*>(out.get() + produced);
+    zs.avail_out = static_cast<uInt>(room);
+    int rc = inflate(&zs, Z_NO_FLUSH);
+    produced += room - zs.avail_out;
+    if (rc == Z_STREAM_END) {
+      // Another member may follow (concatenated gzip files are valid gzip).
+      size_t offset = consumed - zs.avail_in;
+      if (offset < bytes.size() && IsGzip(bytes.substr(offset))) {
+        inflateReset(&zs);
+        continue;
+      }
+      break;
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && consumed >= bytes.size()) {
+      inflateEnd(&zs);
+      return Error(name + ": gzip data ends early (truncated file) after " +
+                   std::to_string(bytes.size()) + " compressed bytes, " +
+                   std::to_string(produced) + " bytes decoded");
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      size_t offset = consumed - zs.avail_in;
+      std::string why = zs.msg ? zs.msg : "corrupt data";
+      inflateEnd(&zs);
+      return Error(name + ": gzip error at compressed byte " + std::to_string(offset) + ": " + why);
+    }
+  }
+  inflateEnd(&zs);
+  std::memset(out.get() + produced, 0, InputBuffer::kPadding);
+  return InputBuffer(std::move(out), produced, capacity);
+}
+
+}  // namespace
+
+Result<InputFile> DecodeInput(std::string_view bytes, const std::string& name) {
+  InputFile file;
+  file.file_bytes = bytes.size();
+  if (IsGzip(bytes)) {
+    COMMLENS_ASSIGN_OR_RETURN(file.buffer, Gunzip(bytes, name));
+    file.gzipped = true;
+    return file;
+  }
+  if (EndsWith(name, ".gz"))
+    return Error(name + ": named .gz but is not gzip data (no gzip magic at byte 0)");
+  file.buffer = CopyPadded(bytes);
+  return file;
+}
+
+Result<InputFile> ReadInputFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Error(path + ": cannot open: " + std::strerror(errno));
+  std::fseek(f, 0, SEEK_END);
+  long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  if (size < 0) {
+    std::fclose(f);
+    return Error(path + ": cannot read size");
+  }
+  // Read into a padded buffer directly: a plain JSON file needs no second copy.
+  size_t capacity = static_cast<size_t>(size) + InputBuffer::kPadding;
+  auto data = std::make_unique<char[]>(capacity);
+  size_t got = std::fread(data.get(), 1, static_cast<size_t>(size), f);
+  bool read_error = std::ferror(f);
+  std::fclose(f);
+  if (read_error || got != static_cast<size_t>(size))
+    return Error(path + ": read error after " + std::to_string(got) + " bytes");
+  std::memset(data.get() + got, 0, InputBuffer::kPadding);
+  std::string_view bytes(data.get(), got);
+  if (IsGzip(bytes)) return DecodeInput(bytes, path);
+  if (EndsWith(path, ".gz"))
+    return Error(path + ": named .gz but is not gzip data (no gzip magic at byte 0)");
+  InputFile file;
+  file.file_bytes = got;
+  file.buffer = InputBuffer(std::move(data), got, capacity);
+  return file;
+}
+
+}  // namespace commlens::importers

@@ -1,0 +1,46 @@
+// simdjson's on-demand parser is compiled for one instruction set: the one the compiler
+// targets. So that one binary runs everywhere and still parses at full speed on a modern
+// x86-64 CPU, the Kineto parser is compiled twice (kineto_event.cc and
+// kineto_importer.cc, with COMMLENS_SIMD_NS=haswell and with COMMLENS_SIMD_NS=generic)
+// and this file picks the copy the running CPU supports.
+#include "importers/kineto/kineto_importer.h"
+
+namespace commlens::importers {
+
+#if COMMLENS_KINETO_HASWELL
+namespace haswell {
+Result<model::RankTrace> ImportKinetoTrace(const InputBuffer& input, const std::string& name);
+}
+#endif
+namespace generic {
+Result<model::RankTrace> ImportKinetoTrace(const InputBuffer& input, const std::string& name);
+}
+
+namespace {
+bool CpuHasHaswellFeatures() {
+#if COMMLENS_KINETO_HASWELL
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+                          __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("pclmul");
+  return has;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+bool LooksLikeKinetoTrace(std::string_view head) {
+  size_t i = 0;
+  while (i < head.size() &&
+         (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+    ++i;
+  return i < head.size() && head[i] == '{';
+}
+
+Result<model::RankTrace> ImportKinetoTrace(const InputBuffer& input, const std::string& name) {
+#if COMMLENS_KINETO_HASWELL
+  if (CpuHasHaswellFeatures()) return haswell::ImportKinetoTrace(input, name);
+#endif
+  return generic::ImportKinetoTrace(input, name);
+}
+
+}  // namespace commlens::importers

@@ -1,0 +1,156 @@
+#include "importers/kineto/kineto_event_parser.h"
+
+#include <cstring>
+
+#include "importers/kineto/kineto_keys.h"
+#include "importers/kineto/time_text.h"
+
+namespace commlens::importers::COMMLENS_SIMD_NS {
+
+namespace keys = kineto_keys;
+using simdjson::error_code;
+using simdjson::SUCCESS;
+namespace ondemand = simdjson::ondemand;
+
+namespace {
+
+bool ReadString(ondemand::value value, std::string_view* out) {
+  return value.get_string().get(*out) == SUCCESS;
+}
+
+bool ReadTime(ondemand::value value, int64_t* ns) {
+  return MicrosTextToNanos(value.raw_json_token(), ns);
+}
+
+// pid/tid: integers, or strings for the synthetic "Spans" rows (those get -1).
+void ReadId(ondemand::value value, int64_t* out) {
+  if (!ReadInt(value, out)) *out = -1;
+}
+
+error_code ParseArgs(ondemand::value value, KinetoEvent* e) {
+  ondemand::object args;
+  if (value.get_object().get(args) != SUCCESS) {
+    e->bad_field = "args";
+    return SUCCESS;
+  }
+  KinetoCollectiveArgs& c = e->coll;
+  for (auto result : args) {
+    ondemand::field field;
+    error_code err = std::move(result).get(field);
+    if (err) return err;
+    std::string_view key = FieldKey(field);
+    ondemand::value v = field.value();
+    bool ok = true;
+    if (key == keys::kCorrelation) ok = ReadInt(v, &e->correlation);
+    else if (key == keys::kStream) ok = ReadInt(v, &e->stream);
+    else if (key == keys::kDevice) ok = ReadInt(v, &e->device);
+    else if (key == keys::kBytes) ok = ReadInt(v, &e->bytes);
+    else if (key.size() < 4) continue;  // the keys below are all longer
+    else if (key == keys::kCollectiveName) ok = ReadString(v, &c.name);
+    else if (key == keys::kInMsgNelems) ok = ReadInt(v, &c.in_elems);
+    else if (key == keys::kOutMsgNelems) ok = ReadInt(v, &c.out_elems);
+    else if (key == keys::kGroupSize) ok = ReadInt(v, &c.group_size);
+    else if (key == keys::kDtype) ok = ReadString(v, &c.dtype);
+    else if (key == keys::kProcessGroupName) ok = ReadString(v, &c.group_name);
+    else if (key == keys::kProcessGroupDesc) ok = ReadString(v, &c.group_desc);
+    else if (key == keys::kProcessGroupRanks) ok = ReadString(v, &c.group_ranks);
+    else if (key == keys::kSeq) ok = ReadInt(v, &c.seq);
+    else if (key == keys::kSrcRank) ok = ReadInt(v, &c.src_rank);
+    else if (key == keys::kDstRank) ok = ReadInt(v, &c.dst_rank);
+    if (!ok) e->bad_field = "args";
+  }
+  return SUCCESS;
+}
+
+}  // namespace
+
+std::string_view FieldKey(ondemand::field& field) {
+  const char* raw = field.key().raw();
+  const char* p = raw;
+  while (*p != '"') {
+    if (*p == '\\') {
+      std::string_view unescaped;
+      if (field.unescaped_key().get(unescaped) == SUCCESS) return unescaped;
+      return {};
+    }
+    ++p;
+  }
+  return {raw, static_cast<size_t>(p - raw)};
+}
+
+bool ReadInt(ondemand::value value, int64_t* out) {
+  ondemand::json_type type;
+  if (value.type().get(type) != SUCCESS) return false;
+  if (type == ondemand::json_type::number) {
+    if (value.get_int64().get(*out) == SUCCESS) return true;
+    double d;
+    if (value.get_double().get(d) != SUCCESS) return false;
+    *out = static_cast<int64_t>(d);
+    return true;
+  }
+  if (type == ondemand::json_type::string) {
+    std::string_view s;
+    if (value.get_string().get(s) != SUCCESS || s.empty()) return false;
+    int64_t v = 0;
+    for (char ch : s) {
+      if (ch < '0' || ch > '9') return false;
+      v = v * 10 + (ch - '0');
+    }
+    *out = v;
+    return true;
+  }
+  return false;
+}
+
+error_code ParseKinetoEvent(ondemand::object& object, KinetoEvent* e) {
+  for (auto result : object) {
+    ondemand::field field;
+    error_code err = std::move(result).get(field);
+    if (err) return err;
+    std::string_view key = FieldKey(field);
+    if (key.empty()) continue;
+    ondemand::value v = field.value();
+    switch (key[0]) {
+      case 'p':
+        if (key == keys::kPh) {
+          std::string_view ph;
+          if (ReadString(v, &ph) && !ph.empty()) e->ph = ph[0];
+          else e->bad_field = "ph";
+        } else if (key == keys::kPid) {
+          ReadId(v, &e->pid);
+        }
+        break;
+      case 'c':
+        if (key == keys::kCat && !ReadString(v, &e->cat)) e->bad_field = "cat";
+        break;
+      case 'n':
+        if (key == keys::kName && !ReadString(v, &e->name)) e->bad_field = "name";
+        break;
+      case 't':
+        if (key == keys::kTs) {
+          e->has_ts = ReadTime(v, &e->ts_ns);
+          if (!e->has_ts) e->bad_field = "ts";
+        } else if (key == keys::kTid) {
+          ReadId(v, &e->tid);
+        }
+        break;
+      case 'd':
+        if (key == keys::kDur) {
+          e->has_dur = ReadTime(v, &e->dur_ns);
+          if (!e->has_dur) e->bad_field = "dur";
+        }
+        break;
+      case 'a':
+        if (key == keys::kArgs) {
+          err = ParseArgs(v, e);
+          if (err) return err;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return SUCCESS;
+}
+
+}  // namespace commlens::importers::COMMLENS_SIMD_NS

@@ -1,0 +1,174 @@
+#include "importers/trace_loader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "importers/common/input_file.h"
+#include "importers/kineto/kineto_importer.h"
+#if COMMLENS_HAS_NATIVE_IMPORT
+#include "importers/native/native_importer.h"
+#endif
+
+namespace commlens::importers {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool EndsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool IsTraceFileName(const std::string& name) {
+  return EndsWith(name, ".json") || EndsWith(name, ".json.gz") || EndsWith(name, ".gz") ||
+         EndsWith(name, ".cltrace");
+}
+
+std::string FileName(const std::string& path) { return fs::path(path).filename().string(); }
+
+}  // namespace
+
+Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs) {
+  if (inputs.empty()) return Error("no trace files or directories given");
+  std::vector<std::string> files;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    fs::file_status st = fs::status(input, ec);
+    if (ec || !fs::exists(st)) return Error(input + ": no such file or directory");
+    if (fs::is_directory(st)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(input, ec)) {
+        if (!entry.is_regular_file()) continue;
+        std::string name = entry.path().filename().string();
+        if (IsTraceFileName(name)) found.push_back(entry.path().string());
+      }
+      if (ec) return Error(input + ": cannot list directory: " + ec.message());
+      if (found.empty())
+        return Error(input + ": no trace files in this directory (looked for *.json, *.json.gz, "
+                             "*.gz, *.cltrace)");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else {
+      files.push_back(input);
+    }
+  }
+  return files;
+}
+
+int RankFromFileName(const std::string& path) {
+  std::string name = FileName(path);
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t at = lower.find("rank");
+  while (at != std::string::npos) {
+    size_t i = at + 4;
+    while (i < lower.size() && (lower[i] == '-' || lower[i] == '_' || lower[i] == '.')) ++i;
+    if (i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i]))) {
+      int r = 0;
+      while (i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])) && r < 100000000)
+        r = r * 10 + (lower[i++] - '0');
+      return r;
+    }
+    at = lower.find("rank", at + 4);
+  }
+  return -1;
+}
+
+Result<model::RankTrace> ImportFile(const std::string& path) {
+#if COMMLENS_HAS_NATIVE_IMPORT
+  {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    char head[64] = {};
+    size_t n = f ? std::fread(head, 1, sizeof(head), f) : 0;
+    if (f) std::fclose(f);
+    if (LooksLikeNativeTrace(std::string_view(head, n))) return ImportNativeTrace(path);
+  }
+#endif
+  COMMLENS_ASSIGN_OR_RETURN(InputFile file, ReadInputFile(path));
+  if (!LooksLikeKinetoTrace(file.buffer.view().substr(0, 4096)))
+    return Error(path + ": not a trace commlens reads: expected a Kineto JSON object"
+#if COMMLENS_HAS_NATIVE_IMPORT
+                        " or a commlens native trace"
+#endif
+                        " (first byte is not '{')");
+  return ImportKinetoTrace(file.buffer, path);
+}
+
+Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs));
+
+  std::vector<std::optional<model::RankTrace>> loaded(files.size());
+  std::vector<std::string> errors(files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      Result<model::RankTrace> r = ImportFile(files[i]);
+      if (r.ok()) loaded[i] = std::move(r).value();
+      else errors[i] = r.status().message();
+    }
+  };
+  size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
+                                       : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, files.size());
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  model::Trace trace;
+  std::map<int, size_t> owner;  // rank -> index in files
+  std::vector<size_t> unranked;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!loaded[i]) {
+      trace.failures.push_back({files[i], errors[i]});
+      continue;
+    }
+    model::RankTrace& r = *loaded[i];
+    if (r.rank < 0) {
+      int from_name = RankFromFileName(files[i]);
+      if (from_name < 0) {
+        unranked.push_back(i);
+        continue;
+      }
+      r.rank = from_name;
+      r.notes.push_back("no distributedInfo.rank in the trace: rank " + std::to_string(from_name) +
+                        " taken from the file name");
+    }
+    auto [it, inserted] = owner.emplace(r.rank, i);
+    if (!inserted) {
+      trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) +
+                                              ", which " + files[it->second] +
+                                              " already has; this file is skipped"});
+      loaded[i].reset();
+    }
+  }
+  // Files with no rank anywhere get the lowest free numbers, in file-name order.
+  int candidate = 0;
+  for (size_t i : unranked) {
+    while (owner.count(candidate)) ++candidate;
+    loaded[i]->rank = candidate;
+    loaded[i]->notes.push_back("no rank in the trace or its file name: assigned rank " +
+                               std::to_string(candidate));
+    owner.emplace(candidate, i);
+  }
+  for (auto& [rank, i] : owner) trace.ranks.push_back(std::move(*loaded[i]));
+
+  if (options.strict && !trace.failures.empty()) {
+    std::string msg = "--strict: " + std::to_string(trace.failures.size()) + " file(s) failed:";
+    for (const auto& f : trace.failures) msg += "\n  " + f.message;
+    return Error(msg);
+  }
+  if (trace.ranks.empty()) {
+    std::string msg = "no trace could be loaded:";
+    for (const auto& f : trace.failures) msg += "\n  " + f.message;
+    return Error(msg);
+  }
+  return trace;
+}
+
+}  // namespace commlens::importers

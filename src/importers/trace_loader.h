@@ -1,0 +1,33 @@
+// Loads a job's traces: expands directories, reads every rank's file in parallel with
+// the importer its content calls for, resolves rank numbers, and keeps going when one
+// file is bad (unless strict).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "model/trace.h"
+
+namespace commlens::importers {
+
+struct LoadOptions {
+  bool strict = false;  // any bad file fails the whole load
+  int threads = 0;      // 0: one per hardware thread
+};
+
+// Files in |inputs| (files or directories). Fails only when nothing could be loaded, the
+// inputs name nothing, or |strict| and some file failed; otherwise per-file failures are
+// in Trace::failures and every usable rank is in Trace::ranks (sorted by rank).
+Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options);
+
+// The trace files a directory holds (sorted by name), or the error saying why none.
+Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs);
+
+// Rank number written in a file name ("rank3.json.gz", "rank-12.trace.json"), or -1.
+int RankFromFileName(const std::string& path);
+
+// Imports one file of any supported format.
+Result<model::RankTrace> ImportFile(const std::string& path);
+
+}  // namespace commlens::importers

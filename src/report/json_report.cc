@@ -1,0 +1,195 @@
+#include "report/json_report.h"
+
+#include "model/activity_class.h"
+#include "model/collective.h"
+
+namespace commlens::report {
+
+using nlohmann::json;
+
+namespace {
+
+double Us(model::TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
+double Round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+json BreakdownJson(const analysis::TimeBreakdown& b) {
+  json j;
+  j["span_us"] = Us(b.span);
+  j["busy_us"] = Us(b.busy);
+  j["idle_us"] = Us(b.idle);
+  j["compute_us"] = Us(b.compute);
+  j["non_compute_us"] = Us(b.non_compute);
+  j["comm_us"] = Us(b.comm);
+  j["memory_us"] = Us(b.memory);
+  j["overlap_us"] = Us(b.overlap);
+  j["exposed_comm_us"] = Us(b.exposed_comm);
+  j["idle_pct"] = Round2(b.idle_pct());
+  j["compute_pct"] = Round2(b.compute_pct());
+  j["non_compute_pct"] = Round2(b.non_compute_pct());
+  // HTA reports NaN when a rank has no communication; JSON has null for that.
+  j["overlap_pct"] = b.has_comm() ? json(Round2(b.overlap_pct())) : json(nullptr);
+  j["exposed_comm_pct"] = Round2(b.Pct(b.exposed_comm));
+  j["gpu_activities"] = b.activities;
+  return j;
+}
+
+json IssuesJson(const model::ImportStats& stats) {
+  json j = json::object();
+  for (size_t k = 0; k < static_cast<size_t>(model::ImportIssue::kCount); ++k) {
+    auto issue = static_cast<model::ImportIssue>(k);
+    if (stats.count(issue) == 0) continue;
+    json e;
+    e["count"] = stats.count(issue);
+    e["description"] = std::string(model::IssueDescription(issue));
+    e["examples"] = json::array();
+    for (const auto& ex : stats.examples(issue))
+      e["examples"].push_back({{"offset", ex.offset}, {"what", ex.what}});
+    j[std::string(model::IssueName(issue))] = e;
+  }
+  return j;
+}
+
+json KernelsJson(const analysis::KernelBreakdown& k, model::TimeNs span) {
+  json j;
+  j["states"] = json::array();
+  for (uint8_t bits = 1; bits < 8; ++bits) {
+    if (k.state_time[bits] == 0) continue;
+    j["states"].push_back({{"state", analysis::ClassStateLabel(bits)},
+                           {"time_us", Us(k.state_time[bits])},
+                           {"pct_of_span", span > 0 ? Round2(100.0 * k.state_time[bits] / span) : 0.0}});
+  }
+  j["class_total_us"] = json::object();
+  for (int c = 0; c < 4; ++c)
+    j["class_total_us"][std::string(model::ActivityClassName(static_cast<model::ActivityClass>(c)))] =
+        Us(k.class_total[c]);
+  j["top_kernels"] = json::array();
+  for (const auto& s : k.top)
+    j["top_kernels"].push_back({{"name", s.name},
+                                {"class", std::string(model::ActivityClassName(s.cls))},
+                                {"count", s.count},
+                                {"total_us", Us(s.total)},
+                                {"mean_us", s.mean / 1000.0},
+                                {"min_us", Us(s.min)},
+                                {"max_us", Us(s.max)},
+                                {"stddev_us", s.stddev / 1000.0}});
+  j["distinct_kernels"] = k.distinct_names;
+  j["rest_total_us"] = Us(k.rest_total);
+  return j;
+}
+
+json IdleJson(const std::vector<analysis::StreamIdle>& streams) {
+  json arr = json::array();
+  for (const auto& s : streams) {
+    json j;
+    j["device"] = s.device;
+    j["stream"] = s.stream;
+    j["activities"] = s.activities;
+    j["busy_us"] = Us(s.busy);
+    j["idle_us"] = Us(s.idle);
+    for (int k = 0; k < 3; ++k) {
+      std::string name(analysis::GapKindName(static_cast<analysis::GapKind>(k)));
+      j[name] = {{"count", s.kind_count[k]},
+                 {"time_us", Us(s.kind_time[k])},
+                 {"ratio", s.idle > 0 ? Round2(static_cast<double>(s.kind_time[k]) / s.idle) : 0.0}};
+    }
+    j["histogram"] = json::array();
+    for (int b = 0; b < analysis::kGapBins; ++b)
+      j["histogram"].push_back({{"bin", std::string(analysis::GapBinLabel(b))},
+                                {"count", s.bin_count[b]},
+                                {"time_us", Us(s.bin_time[b])}});
+    j["longest"] = json::array();
+    for (const auto& g : s.longest)
+      j["longest"].push_back({{"start_us", Us(g.start)},
+                              {"length_us", Us(g.length)},
+                              {"kind", std::string(analysis::GapKindName(g.kind))},
+                              {"before", g.before},
+                              {"after", g.after}});
+    arr.push_back(j);
+  }
+  return arr;
+}
+
+json CollectivesJson(const analysis::CollectiveAnalysis& c) {
+  json j;
+  j["operations"] = c.operations;
+  j["buckets"] = json::array();
+  for (const auto& b : c.buckets)
+    j["buckets"].push_back({{"group", b.group_name},
+                            {"group_desc", b.group_desc},
+                            {"group_size", b.group_size},
+                            {"op", std::string(model::CommOpName(b.op))},
+                            {"size_min_bytes", b.size_lo},
+                            {"size_max_bytes", b.size_hi},
+                            {"count", b.count},
+                            {"ranks", b.ranks},
+                            {"total_us", Us(b.total)},
+                            {"p50_us", Us(b.p50)},
+                            {"p99_us", Us(b.p99)},
+                            {"max_us", Us(b.max)},
+                            {"bytes", b.bytes},
+                            {"algbw_gbps", b.algbw_gbps},
+                            {"busbw_gbps", b.busbw_gbps}});
+  j["groups"] = json::array();
+  for (const auto& g : c.groups)
+    j["groups"].push_back({{"group", g.group_name},
+                           {"group_desc", g.group_desc},
+                           {"matched", g.matched},
+                           {"unmatched", g.unmatched},
+                           {"start_skew_p50_us", Us(g.skew_p50)},
+                           {"start_skew_p99_us", Us(g.skew_p99)},
+                           {"start_skew_max_us", Us(g.skew_max)}});
+  j["ranks"] = json::array();
+  for (const auto& r : c.ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"in_collectives_us", Us(r.in_collectives)},
+                          {"waiting_us", Us(r.waiting)},
+                          {"transferring_us", Us(r.in_collectives - r.waiting)},
+                          {"last_arrivals", r.last_arrivals}});
+  return j;
+}
+
+}  // namespace
+
+json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) {
+  json doc;
+  doc["schema"] = kAnalyzeSchema;
+  doc["schema_version"] = kAnalyzeSchemaVersion;
+  doc["inputs"] = json::array();
+  doc["ranks"] = json::array();
+  for (const auto& a : job.ranks) {
+    const model::RankTrace& r = *a.trace;
+    json in;
+    in["path"] = r.path;
+    in["rank"] = r.rank;
+    in["format"] = r.format;
+    in["bytes"] = r.input_bytes;
+    in["notes"] = r.notes;
+    in["import_issues"] = IssuesJson(r.stats);
+    doc["inputs"].push_back(in);
+
+    json j = BreakdownJson(a.time.total);
+    j["rank"] = r.rank;
+    j["hostname"] = r.hostname;
+    j["world_size"] = r.world_size;
+    j["window"] = {{"filtered", a.window.filtered},
+                   {"dropped_activities", a.window.dropped},
+                   {"launch_cutoff_ns", a.window.filtered ? json(a.window.cutoff) : json(nullptr)}};
+    j["steps"] = json::array();
+    for (const auto& s : a.time.steps) {
+      json sj = BreakdownJson(s.time);
+      sj["step"] = s.number;
+      j["steps"].push_back(sj);
+    }
+    j["kernel_breakdown"] = KernelsJson(a.kernels, a.time.total.span);
+    j["idle_gaps"] = IdleJson(a.idle);
+    doc["ranks"].push_back(j);
+  }
+  doc["failures"] = json::array();
+  for (const auto& f : trace.failures)
+    doc["failures"].push_back({{"path", f.path}, {"message", f.message}});
+  doc["warnings"] = trace.warnings;
+  doc["collectives"] = CollectivesJson(job.collectives);
+  return doc;
+}
+
+}  // namespace commlens::report

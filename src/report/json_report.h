@@ -1,0 +1,17 @@
+// The analyze results as a versioned JSON document (schema in docs/json-report.md).
+// Times are microseconds (floating point, nanosecond precision), percentages 0-100.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/analyze.h"
+#include "model/trace.h"
+
+namespace commlens::report {
+
+inline constexpr const char* kAnalyzeSchema = "commlens.analyze";
+inline constexpr int kAnalyzeSchemaVersion = 1;
+
+nlohmann::json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job);
+
+}  // namespace commlens::report

@@ -1,0 +1,278 @@
+#include "report/text_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "model/activity_class.h"
+#include "model/collective.h"
+
+namespace commlens::report {
+
+using analysis::JobAnalysis;
+using analysis::RankAnalysis;
+using analysis::TimeBreakdown;
+
+std::string FormatDuration(model::TimeNs ns) {
+  double v = static_cast<double>(ns);
+  if (std::abs(v) < 1e3) return fmt::format("{} ns", ns);
+  if (std::abs(v) < 1e6) return fmt::format("{:.1f} us", v / 1e3);
+  if (std::abs(v) < 1e9) return fmt::format("{:.2f} ms", v / 1e6);
+  return fmt::format("{:.3f} s", v / 1e9);
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (std::abs(v) >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  if (v == std::floor(v)) return fmt::format("{} {}", static_cast<int64_t>(v), kUnits[u]);
+  return fmt::format("{:.1f} {}", v, kUnits[u]);
+}
+
+namespace {
+
+std::string Cut(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+}
+
+std::string Pct(double v) { return fmt::format("{:.2f}%", v); }
+
+void Heading(std::string* out, const std::string& title) {
+  *out += fmt::format("\n== {} ==\n", title);
+}
+
+void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job) {
+  Heading(out, "Inputs");
+  for (const RankAnalysis& a : job.ranks) {
+    const model::RankTrace& r = *a.trace;
+    std::string dev = r.devices.empty() ? "" : r.devices.front().name;
+    *out += fmt::format("rank {:<4} {:<8} {:>10}  {} GPU activities, {} host events{}{}  {}\n",
+                        r.rank, r.format, FormatBytes(static_cast<int64_t>(r.input_bytes)),
+                        r.gpu.size(), r.host.size(), dev.empty() ? "" : ", ", dev, r.path);
+    for (const auto& n : r.notes) *out += fmt::format("          note: {}\n", n);
+    for (size_t k = 0; k < static_cast<size_t>(model::ImportIssue::kCount); ++k) {
+      auto issue = static_cast<model::ImportIssue>(k);
+      if (!r.stats.count(issue)) continue;
+      const auto& ex = r.stats.examples(issue);
+      *out += fmt::format("          {} {}: {}{}\n", r.stats.count(issue), model::IssueName(issue),
+                          model::IssueDescription(issue),
+                          ex.empty() || ex[0].offset == 0
+                              ? std::string()
+                              : fmt::format(" (first at byte {}: {})", ex[0].offset, ex[0].what));
+    }
+    if (a.window.filtered && a.window.dropped)
+      *out += fmt::format(
+          "          window: {} GPU activities launched outside the profiled steps left out\n",
+          a.window.dropped);
+  }
+  for (const auto& f : trace.failures) *out += fmt::format("FAILED    {}\n", f.message);
+  for (const auto& w : trace.warnings) *out += fmt::format("warning:  {}\n", w);
+}
+
+void BreakdownRow(std::string* out, const std::string& label, const TimeBreakdown& b) {
+  *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", label,
+                      FormatDuration(b.span), Pct(b.compute_pct()), Pct(b.non_compute_pct()),
+                      Pct(b.idle_pct()), b.has_comm() ? Pct(b.overlap_pct()) : "-",
+                      FormatDuration(b.exposed_comm));
+}
+
+void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  Heading(out, "GPU time breakdown (whole window)");
+  *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", "rank", "span",
+                      "compute", "non-compute", "idle", "overlap", "exposed comm");
+  for (const RankAnalysis& a : job.ranks)
+    BreakdownRow(out, fmt::format("{}", a.trace->rank), a.time.total);
+  *out += "  compute: only compute kernels running (with or without others); non-compute: only\n"
+          "  communication/memory; overlap: share of communication time with compute beside it.\n";
+
+  // Per step: the mean over ranks of each step number.
+  std::map<int64_t, std::vector<const TimeBreakdown*>> steps;
+  for (const RankAnalysis& a : job.ranks)
+    for (const auto& s : a.time.steps) steps[s.number].push_back(&s.time);
+  if (steps.empty()) return;
+  Heading(out, "Per profiler step (mean over ranks)");
+  *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", "step", "span",
+                      "compute", "non-compute", "idle", "overlap", "exposed comm");
+  size_t shown = 0;
+  for (const auto& [number, list] : steps) {
+    if (shown++ == opt.max_steps) {
+      *out += fmt::format("... {} more steps (--json has all)\n", steps.size() - opt.max_steps);
+      break;
+    }
+    TimeBreakdown m;
+    for (const TimeBreakdown* b : list) {
+      m.span += b->span;
+      m.idle += b->idle;
+      m.compute += b->compute;
+      m.non_compute += b->non_compute;
+      m.comm += b->comm;
+      m.overlap += b->overlap;
+      m.exposed_comm += b->exposed_comm;
+    }
+    auto n = static_cast<model::TimeNs>(list.size());
+    m.span /= n, m.idle /= n, m.compute /= n, m.non_compute /= n, m.comm /= n, m.overlap /= n,
+        m.exposed_comm /= n;
+    BreakdownRow(out, fmt::format("#{}", number), m);
+  }
+}
+
+void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  Heading(out, "GPU kernel breakdown (all ranks)");
+  std::array<model::TimeNs, 8> states{};
+  model::TimeNs span = 0;
+  struct Sum {
+    model::ActivityClass cls;
+    uint64_t count = 0;
+    model::TimeNs total = 0, max = 0;
+  };
+  std::map<std::string, Sum> kernels;
+  for (const RankAnalysis& a : job.ranks) {
+    span += a.time.total.span;
+    for (int b = 1; b < 8; ++b) states[b] += a.kernels.state_time[b];
+    for (const auto& k : a.kernels.top) {
+      Sum& s = kernels[k.name];
+      s.cls = k.cls;
+      s.count += k.count;
+      s.total += k.total;
+      s.max = std::max(s.max, k.max);
+    }
+  }
+  model::TimeNs busy = 0;
+  for (int b = 1; b < 8; ++b) busy += states[b];
+  for (uint8_t b = 1; b < 8; ++b) {
+    if (!states[b]) continue;
+    *out += fmt::format("  {:<36} {:>11} {:>7.2f}% of busy time\n", analysis::ClassStateLabel(b),
+                        FormatDuration(states[b]), busy ? 100.0 * states[b] / busy : 0.0);
+  }
+  std::vector<std::pair<std::string, Sum>> sorted(kernels.begin(), kernels.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
+  *out += fmt::format("\n{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", "top kernels", opt.name_width,
+                      "class", "count", "total", "mean", "max");
+  for (size_t i = 0; i < sorted.size() && i < 10; ++i) {
+    const auto& [name, s] = sorted[i];
+    *out += fmt::format("{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", Cut(name, opt.name_width),
+                        opt.name_width, model::ActivityClassName(s.cls), s.count,
+                        FormatDuration(s.total),
+                        FormatDuration(s.count ? s.total / static_cast<model::TimeNs>(s.count) : 0),
+                        FormatDuration(s.max));
+  }
+}
+
+void IdleSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  Heading(out, "Idle gaps per stream");
+  *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "rank", "stream",
+                      "gaps", "idle", "host_wait", "kernel_wait", "other", "busy");
+  std::array<uint64_t, analysis::kGapBins> bins{};
+  std::array<model::TimeNs, analysis::kGapBins> bin_time{};
+  struct Longest {
+    int rank;
+    const analysis::StreamIdle* stream;
+    const analysis::Gap* gap;
+  };
+  std::vector<Longest> longest;
+  size_t rows = 0;
+  for (const RankAnalysis& a : job.ranks) {
+    for (const auto& s : a.idle) {
+      uint64_t gaps = s.kind_count[0] + s.kind_count[1] + s.kind_count[2];
+      if (rows++ < opt.max_rows)
+        *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                            a.trace->rank, s.stream, gaps, FormatDuration(s.idle),
+                            FormatDuration(s.kind_time[0]), FormatDuration(s.kind_time[1]),
+                            FormatDuration(s.kind_time[2]), FormatDuration(s.busy));
+      for (int b = 0; b < analysis::kGapBins; ++b) {
+        bins[b] += s.bin_count[b];
+        bin_time[b] += s.bin_time[b];
+      }
+      for (const auto& g : s.longest) longest.push_back({a.trace->rank, &s, &g});
+    }
+  }
+  if (rows > opt.max_rows) *out += fmt::format("... {} more streams\n", rows - opt.max_rows);
+  *out += "\ngap length histogram (all ranks and streams):\n";
+  uint64_t max_count = *std::max_element(bins.begin(), bins.end());
+  for (int b = 0; b < analysis::kGapBins; ++b) {
+    size_t bar = max_count ? static_cast<size_t>(40.0 * bins[b] / max_count) : 0;
+    *out += fmt::format("  {:>10} {:>8} {:>11}  {}\n", analysis::GapBinLabel(b), bins[b],
+                        FormatDuration(bin_time[b]), std::string(bar, '#'));
+  }
+  std::sort(longest.begin(), longest.end(),
+            [](const Longest& a, const Longest& b) { return a.gap->length > b.gap->length; });
+  *out += "\nlongest gaps:\n";
+  for (size_t i = 0; i < longest.size() && i < 5; ++i) {
+    const Longest& l = longest[i];
+    *out += fmt::format("  rank {} stream {}: {} {} after {}\n", l.rank, l.stream->stream,
+                        FormatDuration(l.gap->length), analysis::GapKindName(l.gap->kind),
+                        Cut(l.gap->before, 70));
+  }
+}
+
+void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  const analysis::CollectiveAnalysis& c = job.collectives;
+  Heading(out, "Collectives (per process group, op and message size; all ranks)");
+  if (c.buckets.empty()) {
+    *out += "no communication operations in the window\n";
+    return;
+  }
+  *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "group",
+                      "op", "size", "count", "ranks", "total", "p50", "p99", "algbw", "busbw");
+  std::vector<const analysis::CollectiveBucket*> rows;
+  for (const auto& b : c.buckets) rows.push_back(&b);
+  std::sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->total > b->total; });
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i == opt.max_rows) {
+      *out += fmt::format("... {} more rows (--json has all)\n", rows.size() - opt.max_rows);
+      break;
+    }
+    const auto& b = *rows[i];
+    std::string group = b.group_desc.empty() ? b.group_name : b.group_name + ":" + b.group_desc;
+    std::string size = b.size_lo < 0 ? "?" : FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
+    std::string alg = b.algbw_gbps > 0 ? fmt::format("{:.1f}", b.algbw_gbps) : "-";
+    std::string bus = b.busbw_gbps > 0 ? fmt::format("{:.1f}", b.busbw_gbps) : "-";
+    *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
+                        Cut(group, 14), model::CommOpName(b.op), size, b.count, b.ranks,
+                        FormatDuration(b.total), FormatDuration(b.p50), FormatDuration(b.p99), alg,
+                        bus);
+  }
+  *out += "  algbw/busbw in GB/s (nccl-tests definitions; GPU kernel time).\n";
+
+  if (!c.groups.empty()) {
+    Heading(out, "Cross-rank: collectives matched by (process group, sequence number)");
+    *out += fmt::format("{:<20} {:>8} {:>9} {:>12} {:>12} {:>12}\n", "group", "matched",
+                        "unmatched", "skew p50", "skew p99", "skew max");
+    for (const auto& g : c.groups) {
+      std::string group = g.group_desc.empty() ? g.group_name : g.group_name + ":" + g.group_desc;
+      *out += fmt::format("{:<20} {:>8} {:>9} {:>12} {:>12} {:>12}\n", Cut(group, 20), g.matched,
+                          g.unmatched, FormatDuration(g.skew_p50), FormatDuration(g.skew_p99),
+                          FormatDuration(g.skew_max));
+    }
+    *out += fmt::format("\n{:<6} {:>14} {:>12} {:>8} {:>14}\n", "rank", "in collectives",
+                        "waiting", "wait %", "arrived last");
+    for (const auto& r : c.ranks)
+      *out += fmt::format("{:<6} {:>14} {:>12} {:>7.1f}% {:>14}\n", r.rank,
+                          FormatDuration(r.in_collectives), FormatDuration(r.waiting),
+                          r.in_collectives ? 100.0 * r.waiting / r.in_collectives : 0.0,
+                          r.last_arrivals);
+    *out += "  skew: spread of a collective's GPU start across ranks; waiting: time a rank's\n"
+            "  collective ran before the last rank joined it.\n";
+  }
+}
+
+}  // namespace
+
+std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
+                          const TextOptions& options) {
+  std::string out;
+  Inputs(&out, trace, job);
+  TimeSection(&out, job, options);
+  KernelSection(&out, job, options);
+  IdleSection(&out, job, options);
+  CollectiveSection(&out, job, options);
+  return out;
+}
+
+}  // namespace commlens::report
