@@ -10,6 +10,7 @@
 #include "cli/verbs.h"
 #include "topo/check.h"
 #include "topo/discover.h"
+#include "topo/gpu_facts_json.h"
 #include "topo/link_matrix.h"
 #include "topo/render.h"
 
@@ -21,6 +22,7 @@ constexpr int kExitUsage = 2;
 struct TopoArgs {
   std::string json_path;
   std::string sysfs_root = "/";
+  std::string gpu_facts_path;
   bool check = false;
   bool no_gpu_probe = false;
 };
@@ -33,8 +35,23 @@ int RunTopo(const TopoArgs& args) {
   }
   topo::SysfsRoot root(args.sysfs_root);
   std::unique_ptr<topo::GpuProbe> probe;
-  // NVML and CUDA describe the live machine; a snapshot of another one gets no GPU facts.
-  if (root.IsLiveSystem() && !args.no_gpu_probe) probe = topo::MakeDriverGpuProbe();
+  if (!args.gpu_facts_path.empty()) {
+    std::ifstream in(args.gpu_facts_path);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    Result<topo::GpuProbeResult> facts = doc.is_discarded()
+                                             ? Result<topo::GpuProbeResult>(Error("not readable JSON"))
+                                             : topo::GpuFactsFromJson(doc);
+    if (!facts.ok()) {
+      std::cerr << fmt::format("commlens topo: --gpu-facts {}: {}\n", args.gpu_facts_path, facts.status().message());
+      return kExitUsage;
+    }
+    facts->notes.push_back("GPU facts (names, NVLink, P2P) recorded in " +
+                           std::filesystem::path(args.gpu_facts_path).filename().string() + ", not asked from a driver");
+    probe = std::make_unique<topo::RecordedGpuProbe>(std::move(*facts));
+  } else if (root.IsLiveSystem() && !args.no_gpu_probe) {
+    // NVML and CUDA describe the live machine; a snapshot of another one gets no GPU facts.
+    probe = topo::MakeDriverGpuProbe();
+  }
   topo::DiscoverOptions options;
   options.gpu_probe = probe.get();
   topo::Topology topology = topo::Discover(root, options);
@@ -78,9 +95,13 @@ void AddTopoVerb(CLI::App& app, int* exit_code) {
                   "not asked)")
       ->type_name("DIR");
   sub->add_flag("--no-gpu-probe", args->no_gpu_probe, "Do not load NVML or the CUDA driver");
+  sub->add_option("--gpu-facts", args->gpu_facts_path,
+                  "Take GPU facts (names, NVLink, P2P) from a JSON written by 'commlens topo --json' on the machine "
+                  "that --sysfs-root is a snapshot of")
+      ->type_name("FILE");
   sub->footer(
       "Exit codes: 0 = report written (with --check: no finding at warning level or above); 1 = --check found a "
-      "warning or an error; 2 = usage error (bad --sysfs-root, JSON file not writable).\n"
+      "warning or an error; 2 = usage error (bad --sysfs-root or --gpu-facts, JSON file not writable).\n"
       "Works without GPUs or RDMA NICs: the report says what it could not see.");
   sub->callback([args, exit_code]() { *exit_code = RunTopo(*args); });
 }

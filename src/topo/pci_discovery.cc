@@ -40,15 +40,26 @@ bool IsBdf(std::string_view t) {
 }
 
 std::optional<std::string> NormalizeBdf(std::string_view text) {
-  unsigned domain = 0, bus = 0, dev = 0, fn = 0;
-  std::string s(text);
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%x:%x:%x.%x%n", &domain, &bus, &dev, &fn, &consumed) != 4 ||
-      consumed != static_cast<int>(s.size()) || domain > 0xffff || bus > 0xff || dev > 0x1f || fn > 7) {
-    return std::nullopt;
+  // domain ':' bus ':' device '.' function, each field plain hex digits.
+  unsigned fields[4] = {};
+  const char separators[4] = {':', ':', '.', '\0'};
+  size_t pos = 0;
+  for (int f = 0; f < 4; ++f) {
+    size_t start = pos;
+    while (pos < text.size() && std::isxdigit(static_cast<unsigned char>(text[pos])) && pos - start < 8) {
+      char c = static_cast<char>(std::tolower(static_cast<unsigned char>(text[pos])));
+      fields[f] = fields[f] * 16 + static_cast<unsigned>(c <= '9' ? c - '0' : c - 'a' + 10);
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+    if (f < 3) {
+      if (pos >= text.size() || text[pos] != separators[f]) return std::nullopt;
+      ++pos;
+    }
   }
+  if (pos != text.size() || fields[0] > 0xffff || fields[1] > 0xff || fields[2] > 0x1f || fields[3] > 7) return std::nullopt;
   char out[16];
-  std::snprintf(out, sizeof(out), "%04x:%02x:%02x.%x", domain, bus, dev, fn);
+  std::snprintf(out, sizeof(out), "%04x:%02x:%02x.%x", fields[0], fields[1], fields[2], fields[3]);
   return std::string(out);
 }
 

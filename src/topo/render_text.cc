@@ -33,6 +33,13 @@ std::string FormatTable(const Table& rows) {
 
 std::string NumaText(int node) { return node >= 0 ? std::to_string(node) : "N/A"; }
 
+// "32.0 GT/s PCIe" -> "32.0 GT/s"; "?" when unknown.
+std::string LinkSpeed(const std::string& sysfs_speed) {
+  if (sysfs_speed.empty()) return "?";
+  size_t suffix = sysfs_speed.rfind(" PCIe");
+  return suffix == std::string::npos ? sysfs_speed : sysfs_speed.substr(0, suffix);
+}
+
 constexpr const char* kLegend =
     "Legend:\n"
     "  X    = self\n"
@@ -49,8 +56,7 @@ std::string GpuLine(const Topology& t, size_t i) {
   const PcieLink& l = g.pci.link;
   return fmt::format("GPU{}  {}  {}  {}  NUMA {}  CPUs {}  PCIe {} x{} (max {} x{})", i, g.pci.bdf, g.name, memory,
                      NumaText(g.pci.numa_node), g.pci.cpu_affinity.empty() ? "unknown" : g.pci.cpu_affinity,
-                     l.current_speed.empty() ? "?" : l.current_speed, l.current_width,
-                     l.max_speed.empty() ? "?" : l.max_speed, l.max_width);
+                     LinkSpeed(l.current_speed), l.current_width, LinkSpeed(l.max_speed), l.max_width);
 }
 
 std::string NvLinkLine(const Topology& t, size_t i) {
