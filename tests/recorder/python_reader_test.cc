@@ -1,0 +1,75 @@
+// The Python reader the GPU machine's check script uses (examples/workloads/native_trace.py)
+// must read the plugin's files as the C++ importer does: same ops, same durations, same
+// drop count.
+#include <stdio.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "importers/native/native_importer.h"
+#include "recorder/fake_nccl.h"
+#include "recorder/recorder_test_util.h"
+
+namespace commlens::testing {
+namespace {
+
+std::string RunPython(const std::string& args) {
+  std::string cmd = std::string(COMMLENS_PYTHON) + " " + COMMLENS_SOURCE_DIR +
+                    "/examples/workloads/native_trace.py " + args;
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  EXPECT_EQ(pclose(p), 0) << cmd;
+  return out;
+}
+
+TEST(PythonReaderTest, AgreesWithTheImporter) {
+  const std::string dir = FreshDir("python_reader");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_BUFFER_EVENTS", "8"},
+                  {"COMMLENS_FLUSH_INTERVAL_MS", "3600000"}, {"RANK", "2"}};
+  static int mask = 0;
+  FakeNccl<6> nccl;
+  ASSERT_EQ(nccl.Init(0x99, "py", 1, 4, 2, &mask), 0);
+  for (int i = 0; i < 6; ++i) {
+    FakeCollective c;
+    c.func = i % 2 ? "ReduceScatter" : "AllReduce";
+    c.count = 1000 + i;
+    c.seq = static_cast<uint64_t>(i / 2);
+    c.gpu_start = 1'000'000 + 10'000 * static_cast<uint64_t>(i);
+    c.gpu_duration = 2'000 + 100 * static_cast<uint64_t>(i);
+    nccl.Collective(c);
+  }
+  nccl.P2p(FakeP2p{"Recv", "ncclFloat16", 512, 0, 1, 2'000'000, 900});
+  for (int i = 0; i < 10; ++i) nccl.Collective(FakeCollective{});  // the pools overflow
+  ASSERT_EQ(nccl.Finalize(), 0);
+
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto cpp = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(cpp.ok()) << cpp.status().message();
+  nlohmann::json py = nlohmann::json::parse(RunPython("--json " + files[0]));
+
+  EXPECT_EQ(py["rank"], 2);
+  EXPECT_EQ(py["status"], "end");
+  EXPECT_EQ(py["ended"], true);
+  EXPECT_EQ(py["abi_version"], 6);
+  EXPECT_EQ(py["dropped"].get<uint64_t>(), cpp->stats.count(model::ImportIssue::kDroppedByRecorder));
+  ASSERT_EQ(py["ops"].size(), cpp->comms.size());
+  ASSERT_EQ(cpp->comms.size(), 8u);  // 8 op slots
+  for (size_t i = 0; i < cpp->comms.size(); ++i) {
+    const auto& op = py["ops"][i];
+    SCOPED_TRACE("op " + std::to_string(i));
+    EXPECT_EQ(op["end_ns"].get<int64_t>() - op["start_ns"].get<int64_t>(), cpp->comms.end[i] - cpp->comms.start[i]);
+    EXPECT_EQ(op["start_ns"].get<int64_t>(), cpp->comms.start[i]);  // one clock bucket: same offset
+    EXPECT_EQ(std::string(model::CommOpName(model::CommOpFromNcclFunc(op["func"].get<std::string>()))),
+              std::string(model::CommOpName(cpp->comms.op[i])));
+  }
+  // The one-line form says the same.
+  EXPECT_NE(RunPython(files[0]).find("ops 8 (GPU-timed 8"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commlens::testing
