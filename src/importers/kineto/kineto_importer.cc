@@ -56,9 +56,13 @@ Status KinetoDocumentReader::Read() {
   if (err) return Error(name_ + ": not JSON: " + simdjson::error_message(err));
   ondemand::object top;
   err = doc.get_object().get(top);
-  if (err)
-    return Error(name_ + ": not a Kineto trace: the document is not a JSON object (" +
-                 simdjson::error_message(err) + ")");
+  if (err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT)  // found by the structural pre-pass
+    return Error(name_ + ": invalid JSON at byte " + std::to_string(input_.size()) +
+                 " (the end): the document ends inside an unclosed object or array; "
+                 "the file was cut short");
+  if (err == simdjson::INCORRECT_TYPE)
+    return Error(name_ + ": not a Kineto trace: the document is not a JSON object");
+  if (err) return ParseError(doc, err, "document");
   for (auto result : top) {
     ondemand::field field;
     err = std::move(result).get(field);

@@ -1,0 +1,91 @@
+// Per-stage cost of analyzing one rank's Kineto trace, single-threaded: gunzip, JSON
+// parse into the trace model, and the per-rank analyses. Throughput is reported in MB/s
+// of decoded JSON per core.
+//
+//   build/benchmarks/importers/import_benchmark [--trace=FILE]   (default: the large
+//   benchmark trace of rank 0 when present, else the shipped DDP sample)
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "analysis/analyze.h"
+#include "importers/common/input_file.h"
+#include "importers/kineto/kineto_importer.h"
+
+namespace {
+
+std::string g_trace;
+
+std::string DefaultTrace() {
+  std::string large = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/large/rank0.json.gz";
+  if (std::filesystem::exists(large)) return large;
+  return std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/ddp/rank0.json.gz";
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void BM_Gunzip(benchmark::State& state) {
+  std::string raw = ReadAll(g_trace);
+  size_t decoded = 0;
+  for (auto _ : state) {
+    auto f = commlens::importers::DecodeInput(raw, g_trace);
+    if (!f.ok()) state.SkipWithError(f.status().message().c_str());
+    decoded = f->buffer.size();
+    benchmark::DoNotOptimize(f->buffer.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(decoded) * state.iterations());
+}
+
+void BM_ParseKineto(benchmark::State& state) {
+  auto f = commlens::importers::ReadInputFile(g_trace);
+  if (!f.ok()) {
+    state.SkipWithError(f.status().message().c_str());
+    return;
+  }
+  size_t events = 0;
+  for (auto _ : state) {
+    auto r = commlens::importers::ImportKinetoTrace(f->buffer, g_trace);
+    if (!r.ok()) state.SkipWithError(r.status().message().c_str());
+    events = r->gpu.size() + r->host.size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(f->buffer.size()) * state.iterations());
+  state.counters["events"] = static_cast<double>(events);
+}
+
+void BM_AnalyzeRank(benchmark::State& state) {
+  auto f = commlens::importers::ReadInputFile(g_trace);
+  auto r = commlens::importers::ImportKinetoTrace(f->buffer, g_trace);
+  commlens::model::Trace trace;
+  trace.ranks.push_back(std::move(r).value());
+  commlens::analysis::AnalyzeOptions options;
+  options.threads = 1;
+  for (auto _ : state) {
+    auto job = commlens::analysis::Analyze(trace, options);
+    benchmark::DoNotOptimize(job.ranks.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(f->buffer.size()) * state.iterations());
+}
+
+BENCHMARK(BM_Gunzip)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ParseKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AnalyzeRank)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_trace = DefaultTrace();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--trace=", 0) == 0) g_trace = a.substr(8);
+  }
+  std::fprintf(stderr, "trace: %s\n", g_trace.c_str());
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}

@@ -1,0 +1,134 @@
+// The trace loader on the shipped real traces and on a directory of broken files: each
+// bad file is reported by name, the good ranks still load.
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "importers/trace_loader.h"
+
+namespace commlens::importers {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kDdp = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/ddp";
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("commlens_loader_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(counter_++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path_ / name, std::ios::binary) << bytes;
+    return (path_ / name).string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+  static inline int counter_ = 0;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string Gunzip(const std::string& gz) {
+  std::string out(64 << 20, '\0');
+  z_stream zs{};
+  inflateInit2(&zs, 15 + 16);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  inflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  return out;
+}
+
+TEST(TraceLoader, LoadsTheShippedDdpTraces) {
+  Result<model::Trace> t = LoadTrace({kDdp}, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->ranks.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(t->ranks[r].rank, r);
+    EXPECT_EQ(t->ranks[r].world_size, 4);
+    EXPECT_GT(t->ranks[r].gpu.size(), 1000u);
+    EXPECT_EQ(t->ranks[r].comms.size(), 28u);
+    EXPECT_EQ(t->ranks[r].steps.size(), 4u);
+    EXPECT_TRUE(t->ranks[r].notes.empty());
+  }
+  EXPECT_TRUE(t->failures.empty());
+}
+
+TEST(TraceLoader, RankFromFileName) {
+  EXPECT_EQ(RankFromFileName("/x/rank3.json.gz"), 3);
+  EXPECT_EQ(RankFromFileName("rank-12.Apr_03.pt.trace.json"), 12);
+  EXPECT_EQ(RankFromFileName("worker_RANK_7.json"), 7);
+  EXPECT_EQ(RankFromFileName("rank_non_gpu.json"), -1);
+  EXPECT_EQ(RankFromFileName("trace.json"), -1);
+}
+
+TEST(TraceLoader, BadFilesAreReportedAndTheRestLoads) {
+  TempDir dir;
+  std::string rank0 = Gunzip(ReadAll(kDdp + "/rank0.json.gz"));
+  std::string rank1 = Gunzip(ReadAll(kDdp + "/rank1.json.gz"));
+  dir.Write("a_rank0.json", rank0);
+  dir.Write("b_rank0_again.json", rank0);                    // claims rank 0 too
+  dir.Write("c_truncated.json", rank1.substr(0, rank1.size() / 3));
+  dir.Write("d_notgzip.json.gz", "{\"traceEvents\": []}");
+  dir.Write("e_garbage.json", "this is not json");
+  // rank 1's trace with its distributedInfo removed, named after rank 5
+  std::string no_info = rank1;
+  size_t at = no_info.find("\"distributedInfo\"");
+  ASSERT_NE(at, std::string::npos);
+  no_info.replace(at, 17, "\"distributedInfX\"");
+  dir.Write("rank5.json", no_info);
+  dir.Write("notes.txt", "ignored: not a trace file name");
+
+  Result<model::Trace> t = LoadTrace({dir.path()}, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->ranks.size(), 2u);
+  EXPECT_EQ(t->ranks[0].rank, 0);
+  EXPECT_EQ(t->ranks[1].rank, 5);
+  ASSERT_EQ(t->ranks[1].notes.size(), 1u);
+  EXPECT_NE(t->ranks[1].notes[0].find("file name"), std::string::npos);
+  ASSERT_EQ(t->failures.size(), 4u);
+  std::string all;
+  for (const auto& f : t->failures) all += f.message + "\n";
+  EXPECT_NE(all.find("b_rank0_again.json: claims rank 0"), std::string::npos) << all;
+  EXPECT_NE(all.find("c_truncated.json: invalid JSON at byte"), std::string::npos) << all;
+  EXPECT_NE(all.find("d_notgzip.json.gz: named .gz but is not gzip"), std::string::npos) << all;
+  EXPECT_NE(all.find("e_garbage.json"), std::string::npos) << all;
+
+  LoadOptions strict;
+  strict.strict = true;
+  Result<model::Trace> s = LoadTrace({dir.path()}, strict);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("--strict"), std::string::npos);
+}
+
+TEST(TraceLoader, EmptyAndMissingInputs) {
+  TempDir dir;
+  Result<model::Trace> t = LoadTrace({dir.path()}, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("no trace files"), std::string::npos);
+  t = LoadTrace({dir.path() + "/missing"}, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("no such file"), std::string::npos);
+  dir.Write("only_bad.json", "{");
+  t = LoadTrace({dir.path()}, {});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("no trace could be loaded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commlens::importers
