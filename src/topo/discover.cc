@@ -96,7 +96,6 @@ void ReadCpuTopology(const SysfsRoot& root, const DiscoverOptions& options, Topo
 
 Topology Discover(const SysfsRoot& root, const DiscoverOptions& options) {
   Topology topology;
-  topology.sysfs_root = root.root().string();
   topology.gpus = ReadGpus(root);
   topology.nics = ReadRdmaNics(root, &topology.notes);
   NetInterfaces net = ReadNetInterfaces(root);

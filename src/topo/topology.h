@@ -117,7 +117,6 @@ struct NumaNode {
 };
 
 struct Topology {
-  std::string sysfs_root = "/";
   std::string cpu_topology_source;   // "hwloc" or "sysfs"
   std::vector<NumaNode> numa_nodes;
   std::vector<Gpu> gpus;

@@ -1,6 +1,7 @@
 // Fake machines for the topo tests: a compact text spec (tests/topo/data/*.spec) turned
-// into a sysfs tree with the real layout in a temporary folder, plus the GPU facts a
-// FakeGpuProbe hands to discovery in place of NVML and CUDA.
+// into a sysfs tree with the real layout in a temporary folder, plus the GPU facts the
+// tests hand to discovery through a RecordedGpuProbe (topo/gpu_facts_json.h) in place
+// of NVML and CUDA.
 //
 // Spec lines (a keyword, then key=value tokens; values with blanks in double quotes;
 // '#' starts a comment):
@@ -51,15 +52,6 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
-};
-
-class FakeGpuProbe : public GpuProbe {
- public:
-  explicit FakeGpuProbe(GpuProbeResult result) : result_(std::move(result)) {}
-  GpuProbeResult Probe(const std::vector<std::string>&) override { return result_; }
-
- private:
-  GpuProbeResult result_;
 };
 
 }  // namespace commlens::topo::testing

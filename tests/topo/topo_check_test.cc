@@ -6,6 +6,7 @@
 #include "topo/discover.h"
 #include "topo/check.h"
 #include "topo/fake_machine.h"
+#include "topo/gpu_facts_json.h"
 #include "topo/link_matrix.h"
 
 namespace commlens::topo {
@@ -25,7 +26,7 @@ std::vector<Finding> Check(const std::string& spec) {
   TempDir dir;
   auto machine = testing::BuildFakeMachine(spec, dir.path() / "root");
   EXPECT_TRUE(machine.ok()) << machine.status().message();
-  testing::FakeGpuProbe probe(machine->gpu_facts);
+  RecordedGpuProbe probe(machine->gpu_facts);
   DiscoverOptions options;
   options.gpu_probe = &probe;
   options.use_hwloc = false;

@@ -9,13 +9,13 @@
 
 #include "topo/discover.h"
 #include "topo/fake_machine.h"
+#include "topo/gpu_facts_json.h"
 #include "topo/render.h"
 
 namespace commlens::topo {
 namespace {
 
 using testing::BuildFakeMachine;
-using testing::FakeGpuProbe;
 using testing::ReadSpec;
 using testing::TempDir;
 
@@ -28,7 +28,7 @@ struct Report {
 Report Discover(const std::string& spec, const TempDir& dir) {
   Result<testing::FakeMachine> machine = BuildFakeMachine(spec, dir.path() / "root");
   EXPECT_TRUE(machine.ok()) << machine.status().message();
-  FakeGpuProbe probe(machine->gpu_facts);
+  RecordedGpuProbe probe(machine->gpu_facts);
   DiscoverOptions options;
   options.gpu_probe = &probe;
   options.use_hwloc = false;
@@ -129,6 +129,34 @@ TEST(Golden, P5LikeNodeWithEfa) {
   std::string json = RenderJson(r.topology, r.matrix, r.findings).dump(2) + "\n";
   testing::ExpectMatchesGolden("p5_48xlarge.json", json);
   ExpectJsonMatches(r, json);
+}
+
+// GPU facts read back from a report rebuild that report from the same sysfs tree: what
+// `commlens topo --sysfs-root SNAPSHOT --gpu-facts topo.json` relies on.
+TEST(Golden, RecordedGpuFactsRebuildTheReport) {
+  for (const std::string name : {"four_gpu_ib", "p5_48xlarge"}) {
+    TempDir dir;
+    Report original = Discover(ReadSpec(name), dir);
+    nlohmann::json doc = nlohmann::json::parse(RenderJson(original.topology, original.matrix, original.findings).dump());
+    Result<GpuProbeResult> facts = GpuFactsFromJson(doc);
+    ASSERT_TRUE(facts.ok()) << facts.status().message();
+    RecordedGpuProbe probe(*facts);
+    DiscoverOptions options;
+    options.gpu_probe = &probe;
+    options.use_hwloc = false;
+    Topology again = topo::Discover(SysfsRoot(dir.path() / "root"), options);
+    LinkMatrix matrix = BuildLinkMatrix(again);
+    EXPECT_EQ(RenderJson(again, matrix, RunChecks(again, matrix)).dump(2), RenderJson(original.topology, original.matrix, original.findings).dump(2))
+        << name;
+  }
+}
+
+TEST(Golden, GpuFactsFromJsonRejectsOtherDocuments) {
+  EXPECT_FALSE(GpuFactsFromJson(nlohmann::json::object()).ok());
+  EXPECT_FALSE(GpuFactsFromJson(nlohmann::json{{"schema_version", 2}}).ok());
+  Result<GpuProbeResult> broken = GpuFactsFromJson(nlohmann::json{{"schema_version", 1}, {"gpu_facts", {}}, {"gpus", {{{"name", "x"}}}}});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("not a commlens topo document"), std::string::npos);
 }
 
 }  // namespace
