@@ -23,7 +23,6 @@ import re
 import sys
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-DEVICE = re.compile(r"^(GPU\d+|NIC\d+|mlx5_\S+)$")
 
 
 class ParseError(Exception):
@@ -52,10 +51,12 @@ def parse_topo_m(lines):
             break
     if header is None:
         raise ParseError("no header line starting with GPU0")
+    # Device labels run up to the "CPU Affinity" column (old versions name NICs in the
+    # header, "mlx5_0", instead of NIC0 plus a legend).
     tokens = lines[header].split()
     labels = []
     for token in tokens:
-        if not DEVICE.match(token):
+        if token == "CPU":
             break
         labels.append(token)
     has_cpu = "CPU Affinity" in lines[header]
