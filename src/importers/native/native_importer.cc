@@ -218,6 +218,27 @@ std::map<uint32_t, uint32_t> FillGroups(const Decoded& d, model::RankTrace* t) {
   return group_of;
 }
 
+// The key that matches this op with its counterparts on other ranks (model: same
+// process group, same seq).
+//  - collectives: comm_seq, which every rank assigns alike unless the recorder was ever
+//    fully off; then NCCL's own per-type counter, made unique across types;
+//  - copy-engine collectives: the same, numbered apart (bit 40);
+//  - p2p: the k-th message from comm rank s to comm rank d has the same key on the
+//    sender and the receiver: bit 62 | (s * n + d) << 28 | k.
+int64_t SequenceKey(const nf::OpRecord& o, CommOp op, int self, int n, bool seq_reliable) {
+  if (o.kind == static_cast<uint8_t>(nf::OpKind::kP2p)) {
+    if (self < 0 || n <= 0) return static_cast<int64_t>(o.comm_seq);
+    const int64_t src = op == CommOp::kSend ? self : o.root_or_peer;
+    const int64_t dst = op == CommOp::kSend ? o.root_or_peer : self;
+    const int64_t pair = src * n + dst;
+    return (int64_t{1} << 62) | (pair << 28) | static_cast<int64_t>(o.comm_seq & ((1u << 28) - 1));
+  }
+  int64_t seq = static_cast<int64_t>(o.comm_seq);
+  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = static_cast<int64_t>(o.nccl_seq) * 16 + static_cast<int64_t>(op);
+  if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) seq += int64_t{1} << 40;
+  return seq;
+}
+
 // GPU start and end of an op if its kernel channels were timed, else its host times.
 struct Placed {
   const nf::OpRecord* op;
@@ -248,11 +269,8 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   int64_t in = 0, out = 0;
   Elements(op, static_cast<int64_t>(o.count), n, &in, &out);
   const int64_t bytes = std::max(in, out) * model::DataTypeSize(dtype);
-  // comm_seq numbers ops alike on every rank unless the recorder was ever fully off;
-  // then NCCL's own per-type counter, made unique across types, is the safer key.
-  int64_t seq = static_cast<int64_t>(o.comm_seq);
-  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = static_cast<int64_t>(o.nccl_seq) * 16 + static_cast<int64_t>(op);
-  if (ce) seq += int64_t{1} << 40;  // copy-engine ops are numbered apart from kernel ones
+  const int self = comm == d.comms.end() ? -1 : comm->second.rank;
+  const int64_t seq = SequenceKey(o, op, self, n, seq_reliable);
   const int32_t peer = (model::IsPointToPoint(op) || IsRooted(op)) ? o.root_or_peer : -1;
   auto g = group_of.find(o.comm);
   uint32_t r = t->comms.Append(p.start, p.end, op, t->strings.Intern(dtype), in, out, bytes,

@@ -147,16 +147,39 @@ TEST(NativeImporterTest, SizesFollowNcclTests) {
     EXPECT_EQ(t.comms.out_elems[i], want[i].out);
     EXPECT_EQ(t.comms.bytes[i], want[i].bytes);
     EXPECT_EQ(t.comms.peer[i], want[i].peer);
-    EXPECT_EQ(t.comms.seq[i], static_cast<int64_t>(i));
+    if (i < 6) {
+      EXPECT_EQ(t.comms.seq[i], static_cast<int64_t>(i));
+    }
     EXPECT_EQ(t.strings.Get(t.comms.algorithm[i]), "RING");
     EXPECT_EQ(t.comms.channels[i], 2);
   }
+  // p2p keys: bit 62 | (source * n + destination) << 28 | message number.
+  EXPECT_EQ(t.comms.seq[6], (int64_t{1} << 62) | (int64_t{3 * 8 + 1} << 28) | 6);
+  EXPECT_EQ(t.comms.seq[7], (int64_t{1} << 62) | (int64_t{2 * 8 + 3} << 28) | 7);
   EXPECT_EQ(t.rank, 3);
   EXPECT_EQ(t.world_size, 8);
   EXPECT_EQ(t.hostname, "node7");
   ASSERT_EQ(t.groups.size(), 1u);
   EXPECT_EQ(t.groups[0].ranks.size(), 8u);
   EXPECT_EQ(t.stats.total(), 0u);
+}
+
+TEST(NativeImporterTest, SendAndItsReceiveShareAKeyAcrossRanks) {
+  TraceBuilder sender(/*rank=*/0, /*world=*/2);
+  sender.Comm(0, 0x77, "pp", 0, 2);
+  sender.Op(0, "AllReduce", "ncclFloat32", 1);
+  sender.Op(0, "Send", "ncclFloat32", 64, /*peer=*/1, nf::OpKind::kP2p, nf::kOpFlagSend);
+  TraceBuilder receiver(/*rank=*/1, /*world=*/2);
+  receiver.Comm(0, 0x77, "pp", 1, 2);
+  receiver.Op(0, "AllReduce", "ncclFloat32", 1);
+  receiver.Op(0, "Recv", "ncclFloat32", 64, /*peer=*/0, nf::OpKind::kP2p, 0);
+  model::RankTrace a = Import(sender.bytes(), "p2p0.cltrace");
+  model::RankTrace b = Import(receiver.bytes(), "p2p1.cltrace");
+  ASSERT_EQ(a.comms.size(), 2u);
+  ASSERT_EQ(b.comms.size(), 2u);
+  EXPECT_EQ(a.comms.seq[0], b.comms.seq[0]);  // the all-reduce
+  EXPECT_EQ(a.comms.seq[1], b.comms.seq[1]);  // the message
+  EXPECT_NE(a.comms.seq[0], a.comms.seq[1]);
 }
 
 TEST(NativeImporterTest, GpuTimesUseTheSmallestOffsetBoundNearby) {
