@@ -30,13 +30,15 @@ InputBuffer CopyPadded(std::string_view bytes) {
 }
 
 // Inflates every gzip member of |bytes|. The output is sized from the last member's
-// ISIZE trailer (uncompressed size mod 2^32) and grown when that guess is short.
+// ISIZE trailer (uncompressed size mod 2^32) when plausible and grown when short.
 Result<InputBuffer> Gunzip(std::string_view bytes, const std::string& name) {
   size_t guess = bytes.size() * 4;
   if (bytes.size() >= 4) {
     const auto* t = reinterpret_cast<const unsigned char*>(bytes.data() + bytes.size() - 4);
     size_t isize = t[0] | (t[1] << 8) | (t[2] << 16) | (static_cast<size_t>(t[3]) << 24);
-    if (isize >= bytes.size() / 2) guess = isize;
+    // The trailer of a cut or corrupt file can claim anything: trust it only within a
+    // plausible ratio (trace JSON compresses ~10-20x); the buffer grows if short.
+    if (isize >= bytes.size() / 2 && isize <= bytes.size() * 64) guess = isize;
   }
   size_t capacity = guess + InputBuffer::kPadding;
   auto out = std::make_unique<char[]>(capacity);

@@ -85,12 +85,13 @@ bool ReadInt(ondemand::value value, int64_t* out) {
     if (value.get_int64().get(*out) == SUCCESS) return true;
     double d;
     if (value.get_double().get(d) != SUCCESS) return false;
+    if (!(d >= -9.2e18 && d <= 9.2e18)) return false;  // also false for NaN
     *out = static_cast<int64_t>(d);
     return true;
   }
   if (type == ondemand::json_type::string) {
     std::string_view s;
-    if (value.get_string().get(s) != SUCCESS || s.empty()) return false;
+    if (value.get_string().get(s) != SUCCESS || s.empty() || s.size() > 18) return false;
     int64_t v = 0;
     for (char ch : s) {
       if (ch < '0' || ch > '9') return false;

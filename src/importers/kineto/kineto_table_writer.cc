@@ -49,10 +49,12 @@ void Permute(std::vector<T>* column, const std::vector<uint32_t>& order) {
   column->swap(out);
 }
 
-template <typename T>
-void AddBase(std::vector<T>* column, int64_t base) {
-  for (T& t : *column)
-    if (t != model::kNoTime) t += base;
+// Adds |base| to every time; a sum beyond int64 (only in corrupt input) saturates.
+void AddBase(std::vector<model::TimeNs>* column, int64_t base) {
+  for (model::TimeNs& t : *column) {
+    if (t == model::kNoTime) continue;
+    if (__builtin_add_overflow(t, base, &t)) t = base > 0 ? INT64_MAX : INT64_MIN + 1;
+  }
 }
 
 }  // namespace
@@ -102,7 +104,7 @@ void KinetoTableWriter::Add(const KinetoEvent& e, uint64_t offset) {
                        std::string(e.name.substr(0, 80)) + ": no ts or dur");
     return;
   }
-  if (e.dur_ns < 0) {
+  if (e.dur_ns < 0 || e.ts_ns > INT64_MAX - e.dur_ns) {
     rank_->stats.Count(ImportIssue::kNegativeDuration, offset, std::string(e.name.substr(0, 80)));
     return;
   }
@@ -169,7 +171,10 @@ void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint6
     rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset,
                        "unknown dtype '" + std::string(c.dtype) + "'");
   int64_t in = c.in_elems, out = c.out_elems;
-  int64_t bytes = elem > 0 ? std::max<int64_t>(std::max<int64_t>(in, out), 0) * elem : -1;
+  int64_t bytes = -1;
+  if (elem > 0 && __builtin_mul_overflow(std::max<int64_t>(std::max<int64_t>(in, out), 0),
+                                         static_cast<int64_t>(elem), &bytes))
+    bytes = -1;
   int32_t peer = static_cast<int32_t>(c.dst_rank >= 0 ? c.dst_rank : c.src_rank);
   uint32_t row = rank_->comms.Append(e.ts_ns, e.ts_ns + e.dur_ns, op,
                                      rank_->strings.Intern(c.dtype), in, out, bytes, group,

@@ -1,0 +1,79 @@
+// commlens analyze as a user runs it: exit codes, messages naming the file, JSON on stdout.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun Commlens(const std::string& args) {
+  std::string cmd = std::string(COMMLENS_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kSamples = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces";
+
+TEST(AnalyzeCli, SampleTracesSucceed) {
+  for (const char* w : {"ddp", "fsdp", "moe"}) {
+    CliRun r = Commlens("analyze " + kSamples + "/" + w);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("GPU time breakdown"), std::string::npos);
+    EXPECT_NE(r.out.find("Collectives"), std::string::npos);
+    EXPECT_NE(r.out.find("4 ranks"), std::string::npos);
+  }
+}
+
+TEST(AnalyzeCli, JsonToStdoutParses) {
+  CliRun r = Commlens("analyze " + kSamples + "/moe/rank0.json.gz " + kSamples +
+                   "/moe/rank1.json.gz --json - 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out.substr(0, 500);
+  EXPECT_EQ(simdjson::dom::array(doc["ranks"]).size(), 2u);
+}
+
+TEST(AnalyzeCli, BadFileIsNamedAndTheOthersAreAnalyzed) {
+  fs::path dir = fs::temp_directory_path() / ("commlens_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(kSamples + "/ddp/rank0.json.gz", dir / "rank0.json.gz");
+  fs::copy_file(kSamples + "/ddp/rank1.json.gz", dir / "rank1.json.gz");
+  std::ofstream(dir / "rank2.json.gz") << "not gzip";
+  CliRun r = Commlens("analyze " + dir.string());
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("rank2.json.gz: named .gz but is not gzip"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 ranks"), std::string::npos) << r.out;
+  CliRun strict = Commlens("analyze --strict " + dir.string());
+  EXPECT_EQ(strict.exit_code, 1) << strict.out;
+  fs::remove_all(dir);
+}
+
+TEST(AnalyzeCli, UsageErrors) {
+  EXPECT_NE(Commlens("analyze").exit_code, 0);
+  CliRun missing = Commlens("analyze /nonexistent/trace/dir");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("/nonexistent/trace/dir: no such file"), std::string::npos);
+  CliRun help = Commlens("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("analyze"), std::string::npos);
+}
+
+}  // namespace
