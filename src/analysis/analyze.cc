@@ -29,9 +29,9 @@ JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
   worker();
   for (auto& t : pool) t.join();
 
-  std::vector<ActivityWindow> windows;
+  std::vector<const ActivityWindow*> windows;
   windows.reserve(job.ranks.size());
-  for (const RankAnalysis& a : job.ranks) windows.push_back(a.window);
+  for (const RankAnalysis& a : job.ranks) windows.push_back(&a.window);
   job.collectives = AnalyzeCollectives(trace, windows);
   return job;
 }

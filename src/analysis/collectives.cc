@@ -58,7 +58,7 @@ int GroupSize(const model::RankTrace& r, const model::ProcessGroup* g) {
 }  // namespace
 
 CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
-                                      const std::vector<ActivityWindow>& windows) {
+                                      const std::vector<const ActivityWindow*>& windows) {
   CollectiveAnalysis out;
   using BucketKey = std::tuple<std::string, CommOp, int64_t>;
   struct BucketAcc {
@@ -73,7 +73,7 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) {
     const model::RankTrace& r = trace.ranks[ri];
     const model::CommOps& c = r.comms;
-    for (uint32_t i : SelectedOps(r, windows[ri])) {
+    for (uint32_t i : SelectedOps(r, *windows[ri])) {
       ++out.operations;
       const model::ProcessGroup* g = GroupOf(r, i);
       std::string gname = g ? g->name : "?";

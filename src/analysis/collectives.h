@@ -63,9 +63,9 @@ struct CollectiveAnalysis {
   uint64_t operations = 0;
 };
 
-// |windows[i]| belongs to |trace.ranks[i]|.
+// |*windows[i]| belongs to |trace.ranks[i]|.
 CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
-                                      const std::vector<ActivityWindow>& windows);
+                                      const std::vector<const ActivityWindow*>& windows);
 
 // Power-of-two bucket [lo, 2*lo) holding |bytes| (lo = 0 for 0 bytes).
 std::pair<int64_t, int64_t> SizeBucket(int64_t bytes);
