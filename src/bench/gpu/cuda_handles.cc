@@ -28,31 +28,6 @@ DeviceGuard::~DeviceGuard() {
   if (previous_ >= 0) cudaSetDevice(previous_);
 }
 
-void ReleaseNcclMem(int device, void* p) {
-  DeviceGuard g(device);
-  ncclMemFree(p);
-}
-void ReleaseDeviceMem(int device, void* p) {
-  DeviceGuard g(device);
-  cudaFree(p);
-}
-void ReleaseStream(int device, cudaStream_t s) {
-  DeviceGuard g(device);
-  cudaStreamDestroy(s);
-}
-void ReleaseEvent(int device, cudaEvent_t e) {
-  DeviceGuard g(device);
-  cudaEventDestroy(e);
-}
-void ReleaseGraphExec(int device, cudaGraphExec_t e) {
-  DeviceGuard g(device);
-  cudaGraphExecDestroy(e);
-}
-void ReleaseComm(int device, ncclComm_t c) {
-  DeviceGuard g(device);
-  ncclCommDestroy(c);
-}
-
 Result<NcclBuffer> AllocateNccl(int device, size_t bytes) {
   DeviceGuard g(device);
   void* p = nullptr;

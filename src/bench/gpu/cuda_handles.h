@@ -24,7 +24,9 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-template <typename Handle, void (*Release)(int device, Handle)>
+// Owns one handle of |device|, released by |Release| (e.g. cudaStreamDestroy) with that
+// device current.
+template <typename Handle, auto Release>
 class Owned {
  public:
   Owned() = default;
@@ -48,7 +50,9 @@ class Owned {
   // Gives up ownership without releasing (after ncclCommAbort, say).
   Handle release() { return std::exchange(h_, Handle{}); }
   void Reset() {
-    if (h_ != Handle{}) Release(device_, std::exchange(h_, Handle{}));
+    if (h_ == Handle{}) return;
+    DeviceGuard guard(device_);
+    (void)Release(std::exchange(h_, Handle{}));
   }
 
  private:
@@ -56,19 +60,12 @@ class Owned {
   Handle h_{};
 };
 
-void ReleaseNcclMem(int device, void* p);
-void ReleaseDeviceMem(int device, void* p);
-void ReleaseStream(int device, cudaStream_t s);
-void ReleaseEvent(int device, cudaEvent_t e);
-void ReleaseGraphExec(int device, cudaGraphExec_t g);
-void ReleaseComm(int device, ncclComm_t c);
-
-using NcclBuffer = Owned<void*, ReleaseNcclMem>;     // ncclMemAlloc
-using DeviceMem = Owned<void*, ReleaseDeviceMem>;    // cudaMalloc
-using Stream = Owned<cudaStream_t, ReleaseStream>;
-using Event = Owned<cudaEvent_t, ReleaseEvent>;
-using GraphExec = Owned<cudaGraphExec_t, ReleaseGraphExec>;
-using Comm = Owned<ncclComm_t, ReleaseComm>;         // ncclCommDestroy
+using NcclBuffer = Owned<void*, ncclMemFree>;
+using DeviceMem = Owned<void*, cudaFree>;
+using Stream = Owned<cudaStream_t, cudaStreamDestroy>;
+using Event = Owned<cudaEvent_t, cudaEventDestroy>;
+using GraphExec = Owned<cudaGraphExec_t, cudaGraphExecDestroy>;
+using Comm = Owned<ncclComm_t, ncclCommDestroy>;
 
 Result<NcclBuffer> AllocateNccl(int device, size_t bytes);
 Result<DeviceMem> AllocateDevice(int device, size_t bytes);

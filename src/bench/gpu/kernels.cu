@@ -5,6 +5,7 @@
 #include <cuda_fp8.h>
 
 #include <string>
+#include <type_traits>
 
 namespace commlens::bench::gpu {
 
@@ -16,45 +17,26 @@ constexpr int64_t kMaxBlocks = 2048;
 // Every value the inputs produce is an integer below 2^24, exact in float, so the
 // narrow floating types convert through float both ways.
 template <typename T>
+constexpr bool kNarrowFloat =
+    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16> ||
+    std::is_same_v<T, __nv_fp8_e4m3> || std::is_same_v<T, __nv_fp8_e5m2>;
+
+template <typename T>
 __device__ T FromInt(int64_t v) {
-  return T(v);
-}
-template <>
-__device__ __half FromInt<__half>(int64_t v) {
-  return __float2half_rn(static_cast<float>(v));
-}
-template <>
-__device__ __nv_bfloat16 FromInt<__nv_bfloat16>(int64_t v) {
-  return __float2bfloat16_rn(static_cast<float>(v));
-}
-template <>
-__device__ __nv_fp8_e4m3 FromInt<__nv_fp8_e4m3>(int64_t v) {
-  return __nv_fp8_e4m3(static_cast<float>(v));
-}
-template <>
-__device__ __nv_fp8_e5m2 FromInt<__nv_fp8_e5m2>(int64_t v) {
-  return __nv_fp8_e5m2(static_cast<float>(v));
+  if constexpr (kNarrowFloat<T>) {
+    return T(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
 }
 
 template <typename T>
 __device__ double ToDouble(T v) {
-  return static_cast<double>(v);
-}
-template <>
-__device__ double ToDouble<__half>(__half v) {
-  return static_cast<double>(__half2float(v));
-}
-template <>
-__device__ double ToDouble<__nv_bfloat16>(__nv_bfloat16 v) {
-  return static_cast<double>(__bfloat162float(v));
-}
-template <>
-__device__ double ToDouble<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
-  return static_cast<double>(static_cast<float>(v));
-}
-template <>
-__device__ double ToDouble<__nv_fp8_e5m2>(__nv_fp8_e5m2 v) {
-  return static_cast<double>(static_cast<float>(v));
+  if constexpr (kNarrowFloat<T>) {
+    return static_cast<double>(static_cast<float>(v));
+  } else {
+    return static_cast<double>(v);
+  }
 }
 
 template <typename T>
