@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,9 @@
 namespace commlens::testing {
 
 namespace abi = recorder::abi;
+
+// Reads NCCL's event mask as NCCL does: atomically (the plugin's flusher may store it).
+inline int LoadMask(int* mask) { return std::atomic_ref<int>(*mask).load(std::memory_order_relaxed); }
 
 // dlopen's the plugin once per process (NCCL does the same) and keeps it loaded.
 inline void* PluginLibrary() {
@@ -121,7 +125,7 @@ class FakeNccl {
   }
 
   void Collective(const FakeCollective& c) {
-    const uint64_t m = static_cast<uint64_t>(*mask_);  // NCCL reads it once per API call
+    const uint64_t m = static_cast<uint64_t>(LoadMask(mask_));  // NCCL reads it once per API call
     void* group_api = nullptr;
     void* coll_api = nullptr;
     if constexpr (V >= 5) {
@@ -162,7 +166,7 @@ class FakeNccl {
   }
 
   void P2p(const FakeP2p& p) {
-    const uint64_t m = static_cast<uint64_t>(*mask_);
+    const uint64_t m = static_cast<uint64_t>(LoadMask(mask_));
     void* api = nullptr;
     if constexpr (V >= 5) {
       if (m & (abi::kP2pApi | kBelowApi))

@@ -5,7 +5,11 @@
 #include <time.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
@@ -74,7 +78,7 @@ TYPED_TEST(PluginAbiTest, RecordsOpsWithGpuTimingAndCommunicatorInfo) {
   ASSERT_TRUE(nccl.loaded());
   EXPECT_STREQ(nccl.name(), "commlens");
   ASSERT_EQ(nccl.Init(0xC0FFEE, "world", 1, 4, 1, &g_mask), 0);
-  EXPECT_EQ(g_mask, FullMask<V>());
+  EXPECT_EQ(LoadMask(&g_mask), FullMask<V>());
 
   FakeCollective all_reduce;
   all_reduce.count = 1 << 20;
@@ -201,9 +205,9 @@ TYPED_TEST(PluginAbiTest, CaptureWindowAfterCollectives) {
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CAPTURE_AFTER_COLLS", "5"}};
   FakeNccl<V> nccl;
   ASSERT_EQ(nccl.Init(0x2, "", 1, 2, 0, &g_mask), 0);
-  EXPECT_EQ(g_mask, kCountOnlyMask);  // before the window: count, do not record
+  EXPECT_EQ(LoadMask(&g_mask), kCountOnlyMask);  // before the window: count, do not record
   for (int i = 0; i < 5; ++i) nccl.Collective(FakeCollective{});
-  EXPECT_EQ(g_mask, FullMask<V>());  // the fifth opened it
+  EXPECT_EQ(LoadMask(&g_mask), FullMask<V>());  // the fifth opened it
   for (int i = 0; i < 5; ++i) nccl.Collective(FakeCollective{});
   ASSERT_EQ(nccl.Finalize(), 0);
 
@@ -220,8 +224,8 @@ TEST(PluginTest, CaptureWindowDurationClosesIt) {
   FakeNccl<5> nccl;
   ASSERT_EQ(nccl.Init(0x3, "d", 1, 2, 0, &g_mask), 0);
   nccl.Collective(FakeCollective{});
-  for (int i = 0; i < 200 && g_mask != kCountOnlyMask; ++i) usleep(10'000);
-  EXPECT_EQ(g_mask, kCountOnlyMask);
+  for (int i = 0; i < 200 && LoadMask(&g_mask) != kCountOnlyMask; ++i) usleep(10'000);
+  EXPECT_EQ(LoadMask(&g_mask), kCountOnlyMask);
   nccl.Collective(FakeCollective{});
   ASSERT_EQ(nccl.Finalize(), 0);
   model::RankTrace t = ImportOnly(dir);
@@ -239,14 +243,14 @@ TEST(PluginTest, ControlFileSwitchesRecordingAtRuntime) {
     std::fclose(f);
   };
   auto wait_for_mask = [](int want) {
-    for (int i = 0; i < 400 && g_mask != want; ++i) usleep(5'000);
-    return g_mask;
+    for (int i = 0; i < 400 && LoadMask(&g_mask) != want; ++i) usleep(5'000);
+    return LoadMask(&g_mask);
   };
   set_control('0');
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CONTROL", control}, {"COMMLENS_CONTROL_POLL_MS", "2"}};
   FakeNccl<5> nccl;
   ASSERT_EQ(nccl.Init(0x4, "ctl", 1, 2, 0, &g_mask), 0);
-  EXPECT_EQ(g_mask, 0);  // off: NCCL makes no profiler call at all
+  EXPECT_EQ(LoadMask(&g_mask), 0);  // off: NCCL makes no profiler call at all
   FakeCollective c;
   nccl.Collective(c);  // not seen
   set_control('1');
@@ -364,6 +368,62 @@ TEST(PluginTest, CommunicatorsShareOneFileAndSessionsGetNewOnes) {
   EXPECT_EQ(both.comms.size(), 2u);
   EXPECT_NE(both.comms.group[0], both.comms.group[1]);
   EXPECT_EQ(again.comms.size(), 1u);
+}
+
+// NCCL's threading: ops are enqueued on the application's thread, their kernel channels
+// reported by the proxy thread, while the flusher drains both.
+TEST(PluginTest, EnqueueThreadProxyThreadAndFlusherTogether) {
+  const std::string dir = FreshDir("threads");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_FLUSH_INTERVAL_MS", "1"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x10, "threads", 1, 2, 0, &g_mask), 0);
+  constexpr int kOps = 3000;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<void*> enqueued;
+  std::thread proxy([&] {
+    for (int i = 0; i < kOps; ++i) {
+      void* op;
+      {
+        std::unique_lock<std::mutex> lk(mu);
+        cv.wait(lk, [&] { return !enqueued.empty(); });
+        op = enqueued.front();
+        enqueued.pop_front();
+      }
+      for (uint8_t ch = 0; ch < 4; ++ch) {
+        uint64_t start = 1'000'000 + 10'000 * static_cast<uint64_t>(i) + ch;
+        void* k = nccl.Start(abi::kKernelCh, op, [&](auto& d) {
+          d.kernelCh.channelId = ch;
+          d.kernelCh.pTimer = start;
+        });
+        abi::StateArgs a{};
+        a.kernelCh.pTimer = start + 2'000 - 2 * ch;
+        nccl.Record(k, abi::kKernelChStop, &a);
+        nccl.Stop(k);
+      }
+    }
+  });
+  for (int i = 0; i < kOps; ++i) {
+    void* op = nccl.Start(abi::kColl, nullptr, [&](auto& d) {
+      d.coll.func = "AllReduce";
+      d.coll.datatype = "ncclFloat32";
+      d.coll.count = 1;
+      d.coll.seqNumber = static_cast<uint64_t>(i);
+    });
+    nccl.Stop(op);
+    std::lock_guard<std::mutex> lk(mu);
+    enqueued.push_back(op);
+    cv.notify_one();
+  }
+  proxy.join();
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), static_cast<size_t>(kOps));
+  for (size_t r = 0; r < t.comms.size(); ++r) {
+    ASSERT_EQ(t.comms.seq[r], static_cast<int64_t>(r));
+    ASSERT_EQ(t.comms.end[r] - t.comms.start[r], 2'000);
+  }
+  EXPECT_EQ(t.stats.total(), 0u);
 }
 
 TEST(PluginTest, ExportsOnlyTheThreeAbiTables) {

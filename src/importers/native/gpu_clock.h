@@ -29,7 +29,10 @@ class GpuClock {
   bool empty() const { return buckets_.empty(); }
   // host = gpu + OffsetAt(gpu). 0 when there are no samples.
   int64_t OffsetAt(uint64_t gpu_ns) const;
-  int64_t ToHost(uint64_t gpu_ns) const { return static_cast<int64_t>(gpu_ns) + OffsetAt(gpu_ns); }
+  // Wraps instead of overflowing on nonsense input.
+  int64_t ToHost(uint64_t gpu_ns) const {
+    return static_cast<int64_t>(gpu_ns + static_cast<uint64_t>(OffsetAt(gpu_ns)));
+  }
   // The smallest and largest bucket estimates: their spread shows drift.
   int64_t min_offset() const;
   int64_t max_offset() const;

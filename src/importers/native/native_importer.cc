@@ -153,16 +153,23 @@ void DecodeAll(std::span<const uint8_t> file, uint64_t first, Decoded* d, model:
   }
 }
 
+// Products of values read from the file: they may be anything, so saturate.
+int64_t Times(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 // Elements sent and received by this rank for one call of |count| (NCCL's count
 // argument) in a communicator of |n| ranks; bytes (nccl-tests size) = the larger of the two.
-void Elements(CommOp op, int64_t count, int64_t n, int64_t* in, int64_t* out) {
+void Elements(CommOp op, uint64_t count_arg, int64_t n, int64_t* in, int64_t* out) {
+  const int64_t count = static_cast<int64_t>(std::min<uint64_t>(count_arg, INT64_MAX));
   n = std::max<int64_t>(n, 1);
   switch (op) {
     case CommOp::kAllGather:
-    case CommOp::kGather: *in = count; *out = count * n; return;
+    case CommOp::kGather: *in = count; *out = Times(count, n); return;
     case CommOp::kReduceScatter:
-    case CommOp::kScatter: *in = count * n; *out = count; return;
-    case CommOp::kAllToAll: *in = *out = count * n; return;
+    case CommOp::kScatter: *in = Times(count, n); *out = count; return;
+    case CommOp::kAllToAll: *in = *out = Times(count, n); return;
     case CommOp::kSend: *in = count; *out = 0; return;
     case CommOp::kRecv: *in = 0; *out = count; return;
     default: *in = *out = count; return;
@@ -209,7 +216,7 @@ std::map<uint32_t, uint32_t> FillGroups(const Decoded& d, model::RankTrace* t) {
     g.size = c.nranks;
     // A communicator of the whole job in which this rank keeps its global number is the
     // world group: its members are 0..n-1. Otherwise they are not recorded.
-    if (c.nranks == t->world_size && c.rank == t->rank && t->rank >= 0) {
+    if (c.nranks == t->world_size && c.rank == t->rank && t->rank >= 0 && c.nranks <= (1 << 20)) {
       g.ranks.resize(static_cast<size_t>(c.nranks));
       std::iota(g.ranks.begin(), g.ranks.end(), 0);
     }
@@ -227,16 +234,19 @@ std::map<uint32_t, uint32_t> FillGroups(const Decoded& d, model::RankTrace* t) {
 //    sender and the receiver: bit 62 | (s * n + d) << 28 | k.
 int64_t SequenceKey(const nf::OpRecord& o, CommOp op, int self, int n, bool seq_reliable) {
   if (o.kind == static_cast<uint8_t>(nf::OpKind::kP2p)) {
-    if (self < 0 || n <= 0) return static_cast<int64_t>(o.comm_seq);
+    const bool in_range = self >= 0 && self < n && o.root_or_peer >= 0 && o.root_or_peer < n && n <= 65536;
+    if (!in_range) return static_cast<int64_t>(o.comm_seq & ((uint64_t{1} << 62) - 1));
     const int64_t src = op == CommOp::kSend ? self : o.root_or_peer;
     const int64_t dst = op == CommOp::kSend ? o.root_or_peer : self;
     const int64_t pair = src * n + dst;
     return (int64_t{1} << 62) | (pair << 28) | static_cast<int64_t>(o.comm_seq & ((1u << 28) - 1));
   }
-  int64_t seq = static_cast<int64_t>(o.comm_seq);
-  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = static_cast<int64_t>(o.nccl_seq) * 16 + static_cast<int64_t>(op);
-  if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) seq += int64_t{1} << 40;
-  return seq;
+  // Kept below 2^40 (p2p and copy-engine keys live above); a trillion ops per group.
+  constexpr uint64_t kMask = (uint64_t{1} << 40) - 1;
+  uint64_t seq = o.comm_seq & kMask;
+  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = ((o.nccl_seq << 4) + static_cast<uint64_t>(op)) & kMask;
+  if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) seq |= uint64_t{1} << 40;
+  return static_cast<int64_t>(seq);
 }
 
 // GPU start and end of an op if its kernel channels were timed, else its host times.
@@ -267,8 +277,8 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   if (op == CommOp::kUnknown) t->stats.Count(ImportIssue::kUnknownCollective, 0, func);
   const std::string dtype = StringOf(d, o.dtype);
   int64_t in = 0, out = 0;
-  Elements(op, static_cast<int64_t>(o.count), n, &in, &out);
-  const int64_t bytes = std::max(in, out) * model::DataTypeSize(dtype);
+  Elements(op, o.count, n, &in, &out);
+  const int64_t bytes = Times(std::max(in, out), model::DataTypeSize(dtype));
   const int self = comm == d.comms.end() ? -1 : comm->second.rank;
   const int64_t seq = SequenceKey(o, op, self, n, seq_reliable);
   const int32_t peer = (model::IsPointToPoint(op) || IsRooted(op)) ? o.root_or_peer : -1;
