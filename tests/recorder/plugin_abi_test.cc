@@ -233,6 +233,22 @@ TEST(PluginTest, CaptureWindowDurationClosesIt) {
   EXPECT_TRUE(HasNote(t, "capture window closed"));
 }
 
+TEST(PluginTest, CaptureWindowAfterSeconds) {
+  const std::string dir = FreshDir("after_seconds");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CAPTURE_AFTER_S", "0.2"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x9, "s", 1, 2, 0, &g_mask), 0);
+  EXPECT_EQ(LoadMask(&g_mask), kCountOnlyMask);
+  nccl.Collective(FakeCollective{});  // before the window: counted only
+  for (int i = 0; i < 200 && LoadMask(&g_mask) != kMaskV5; ++i) usleep(10'000);
+  EXPECT_EQ(LoadMask(&g_mask), kMaskV5);
+  nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 1u);
+  EXPECT_EQ(t.comms.seq[0], 1);
+}
+
 TEST(PluginTest, ControlFileSwitchesRecordingAtRuntime) {
   const std::string dir = FreshDir("control");
   const std::string control = dir + "/control";
