@@ -1,6 +1,11 @@
-// Pieces the per-version adapters share: the calls that do not depend on the ABI
-// version, and conversions of descriptor members whose layout v4, v5 and v6 have in
-// common. Each adapter_vN.cc owns its exported symbol and its startEvent switch.
+// What the per-version adapters share: the calls that do not depend on the ABI version,
+// and startEvent written once over the descriptor of version V (v4, v5 and v6 name
+// their common members alike). What V changes:
+//   v4   a Coll's / P2p's parentObj is its Group event (not recorded);
+//   v5+  it is the API call (CollApi / P2pApi), and the API events exist;
+//   v6   copy-engine collectives exist.
+// Each adapter_vN.cc owns its init (whose argument order changed in v5) and its exported
+// table.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +73,7 @@ void* StartChildEvent(Context& ctx, const Descr& d, uint64_t type) {
     case abi::kProxyStep:
       return StartProxyStep(ctx, Value(d.parentObj), d.proxyStep.step);
     default:
-      return nullptr;  // Group, ProxyCtrl, NetPlugin: not recorded
+      return nullptr;
   }
 }
 
@@ -95,6 +100,35 @@ void* StartApiEvent(Context& ctx, const Descr& d, uint64_t type) {
     default:
       return nullptr;
   }
+}
+
+inline constexpr uint64_t kApiTypes = abi::kGroupApi | abi::kCollApi | abi::kP2pApi | abi::kKernelLaunch;
+
+template <int V, typename Descr>
+abi::Result StartEvent(void* context, void** handle, Descr* d) {
+  if (handle == nullptr) return abi::kSuccess;
+  *handle = nullptr;  // NCCL keeps whatever we leave here: never leave it stale
+  if (context == nullptr || d == nullptr) return abi::kSuccess;
+  Context& ctx = *static_cast<Context*>(context);
+  const uint64_t type = d->type;
+  const void* api_parent = V >= 5 ? d->parentObj : nullptr;
+  if (type == abi::kColl) {
+    *handle = StartColl(ctx, ToCollArgs(d->coll, api_parent));
+  } else if (type == abi::kP2p) {
+    *handle = StartP2p(ctx, ToP2pArgs(d->p2p, api_parent));
+  } else if (type & (abi::kKernelCh | abi::kProxyOp | abi::kProxyStep)) {
+    *handle = StartChildEvent(ctx, *d, type);
+  } else {
+    if constexpr (V >= 5) {
+      if (type & kApiTypes) *handle = StartApiEvent(ctx, *d, type);
+    }
+    if constexpr (V >= 6) {
+      if (type == abi::kCeColl)
+        *handle = StartCeColl(ctx, CeCollArgs{d->ceColl.func, d->ceColl.datatype, d->ceColl.count,
+                                              d->ceColl.seqNumber, d->ceColl.root, Value(d->parentObj)});
+    }
+  }
+  return abi::kSuccess;  // Group, ProxyCtrl, NetPlugin, CeSync, CeBatch: not recorded
 }
 
 }  // namespace commlens::recorder::adapter

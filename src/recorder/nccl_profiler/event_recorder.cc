@@ -17,6 +17,13 @@ uint64_t ParentOfPool(const Context& ctx, uint64_t value, Pool pool) {
   return DecodeToken(value, &t) && t.pool == pool && t.context == ctx.index() ? value : 0;
 }
 
+// A child event's parent token, or 0 after counting the child as an orphan.
+uint64_t ParentOrOrphan(Context& ctx, uint64_t parent, Pool pool, EventKind child) {
+  const uint64_t v = ParentOfPool(ctx, parent, pool);
+  if (v == 0) ctx.CountOrphan(child);
+  return v;
+}
+
 // Claims a slot of |pool| and returns it with its token, or counts a drop.
 template <typename T>
 typename SlotPool<T>::Slot* Claim(Context& ctx, SlotPool<T>& pool, Pool which, EventKind kind,
@@ -65,6 +72,27 @@ void FoldStep(Context& ctx, ProxyStepData& step, int64_t now) {
   ++d.steps_done;
 }
 
+// Open -> Done, noting the stop time where the event keeps one.
+template <typename T>
+void MarkStopped(SlotPool<T>& pool, const Token& t) {
+  if (auto* s = pool.FindOpen(t.slot, t.generation)) {
+    if constexpr (requires { s->data.host_stop_ns; }) s->data.host_stop_ns = RealtimeNs();
+    pool.MarkDone(s);
+  }
+}
+
+// Claims an op slot for |op| (filled by the caller but for its ids and start time).
+void* RecordOp(Context& ctx, EventKind kind, const OpData& op, uint64_t api_parent) {
+  uint64_t token = 0;
+  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, kind, &token);
+  if (slot == nullptr) return nullptr;
+  slot->data = op;
+  slot->data.op_id = token;
+  slot->data.api_id = ParentOfPool(ctx, api_parent, Pool::kApi);
+  slot->data.host_start_ns = RealtimeNs();
+  return HandleFromValue(token);
+}
+
 }  // namespace
 
 void* StartColl(Context& ctx, const CollArgs& a) {
@@ -73,12 +101,7 @@ void* StartColl(Context& ctx, const CollArgs& a) {
   const uint64_t comm_seq = ctx.NextCollSeq();  // capture window is not in it
   session.OnCollSeen();
   if (!recording) return nullptr;
-  uint64_t token = 0;
-  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, EventKind::kColl, &token);
-  if (slot == nullptr) return nullptr;
-  OpData& d = slot->data;
-  d.op_id = token;
-  d.api_id = ParentOfPool(ctx, a.api_parent, Pool::kApi);
+  OpData d{};
   d.count = a.count;
   d.nccl_seq = a.nccl_seq;
   d.comm_seq = comm_seq;
@@ -90,20 +113,14 @@ void* StartColl(Context& ctx, const CollArgs& a) {
   d.kind = nf::OpKind::kColl;
   d.channels = a.channels;
   d.warps = a.warps;
-  d.host_start_ns = RealtimeNs();
-  return HandleFromValue(token);
+  return RecordOp(ctx, EventKind::kColl, d, a.api_parent);
 }
 
 void* StartP2p(Context& ctx, const P2pArgs& a) {
   const bool send = a.func != nullptr && a.func[0] == 'S';
   const uint64_t comm_seq = ctx.NextP2pSeq(a.peer, send);
   if (!TheSession().recording()) return nullptr;
-  uint64_t token = 0;
-  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, EventKind::kP2p, &token);
-  if (slot == nullptr) return nullptr;
-  OpData& d = slot->data;
-  d.op_id = token;
-  d.api_id = ParentOfPool(ctx, a.api_parent, Pool::kApi);
+  OpData d{};
   d.count = a.count;
   d.nccl_seq = nf::kNoSeq;
   d.comm_seq = comm_seq;
@@ -113,19 +130,13 @@ void* StartP2p(Context& ctx, const P2pArgs& a) {
   d.kind = nf::OpKind::kP2p;
   d.channels = a.channels;
   d.flags = send ? nf::kOpFlagSend : 0;
-  d.host_start_ns = RealtimeNs();
-  return HandleFromValue(token);
+  return RecordOp(ctx, EventKind::kP2p, d, a.api_parent);
 }
 
 void* StartCeColl(Context& ctx, const CeCollArgs& a) {
   const uint64_t comm_seq = ctx.NextCeSeq();
   if (!TheSession().recording()) return nullptr;
-  uint64_t token = 0;
-  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, EventKind::kCeColl, &token);
-  if (slot == nullptr) return nullptr;
-  OpData& d = slot->data;
-  d.op_id = token;
-  d.api_id = ParentOfPool(ctx, a.api_parent, Pool::kApi);
+  OpData d{};
   d.count = a.count;
   d.nccl_seq = a.nccl_seq;
   d.comm_seq = comm_seq;
@@ -133,8 +144,7 @@ void* StartCeColl(Context& ctx, const CeCollArgs& a) {
   d.dtype = a.dtype;
   d.root_or_peer = a.root;
   d.kind = nf::OpKind::kCeColl;
-  d.host_start_ns = RealtimeNs();
-  return HandleFromValue(token);
+  return RecordOp(ctx, EventKind::kCeColl, d, a.api_parent);
 }
 
 void* StartApi(Context& ctx, const ApiArgs& a) {
@@ -160,11 +170,8 @@ void* StartApi(Context& ctx, const ApiArgs& a) {
 }
 
 void* StartKernelCh(Context& ctx, uint64_t parent, uint8_t channel, uint64_t ptimer) {
-  const uint64_t op = ParentOfPool(ctx, parent, Pool::kOp);
-  if (op == 0) {
-    ctx.CountOrphan(EventKind::kKernelCh);
-    return nullptr;
-  }
+  const uint64_t op = ParentOrOrphan(ctx, parent, Pool::kOp, EventKind::kKernelCh);
+  if (op == 0) return nullptr;
   uint64_t token = 0;
   auto* slot = Claim(ctx, ctx.kernels, Pool::kKernel, EventKind::kKernelCh, &token);
   if (slot == nullptr) return nullptr;
@@ -180,12 +187,8 @@ void* StartProxyOp(Context& ctx, uint64_t parent, const abi::ProxyOpDescr& p) {
   // With PXN the op may come from another process's proxy: its parent handle is not
   // ours to decode. Record it unattached while recording.
   const bool remote = p.pid != TheSession().pid();
-  const uint64_t op = remote ? 0 : ParentOfPool(ctx, parent, Pool::kOp);
-  if (!remote && op == 0) {
-    ctx.CountOrphan(EventKind::kProxyOp);
-    return nullptr;
-  }
-  if (remote && !TheSession().recording()) return nullptr;
+  const uint64_t op = remote ? 0 : ParentOrOrphan(ctx, parent, Pool::kOp, EventKind::kProxyOp);
+  if (remote ? !TheSession().recording() : op == 0) return nullptr;
   uint64_t token = 0;
   auto* slot = Claim(ctx, ctx.proxy_ops, Pool::kProxyOp, EventKind::kProxyOp, &token);
   if (slot == nullptr) return nullptr;
@@ -202,11 +205,8 @@ void* StartProxyOp(Context& ctx, uint64_t parent, const abi::ProxyOpDescr& p) {
 }
 
 void* StartProxyStep(Context& ctx, uint64_t parent, int step) {
-  const uint64_t proxy_op = ParentOfPool(ctx, parent, Pool::kProxyOp);
-  if (proxy_op == 0) {
-    ctx.CountOrphan(EventKind::kProxyStep);
-    return nullptr;
-  }
+  const uint64_t proxy_op = ParentOrOrphan(ctx, parent, Pool::kProxyOp, EventKind::kProxyStep);
+  if (proxy_op == 0) return nullptr;
   uint64_t token = 0;
   auto* slot = Claim(ctx, ctx.proxy_steps, Pool::kProxyStep, EventKind::kProxyStep, &token);
   if (slot == nullptr) return nullptr;
@@ -225,27 +225,10 @@ void StopEvent(void* handle) {
   Context* ctx = TheSession().ContextAt(t.context);
   if (ctx == nullptr) return;
   switch (t.pool) {
-    case Pool::kOp:
-      if (auto* s = ctx->ops.FindOpen(t.slot, t.generation)) {
-        s->data.host_stop_ns = RealtimeNs();
-        ctx->ops.MarkDone(s);
-      }
-      break;
-    case Pool::kApi:
-      if (auto* s = ctx->apis.FindOpen(t.slot, t.generation)) {
-        s->data.host_stop_ns = RealtimeNs();
-        ctx->apis.MarkDone(s);
-      }
-      break;
-    case Pool::kKernel:
-      if (auto* s = ctx->kernels.FindOpen(t.slot, t.generation)) ctx->kernels.MarkDone(s);
-      break;
-    case Pool::kProxyOp:
-      if (auto* s = ctx->proxy_ops.FindOpen(t.slot, t.generation)) {
-        s->data.host_stop_ns = RealtimeNs();
-        ctx->proxy_ops.MarkDone(s);
-      }
-      break;
+    case Pool::kOp: MarkStopped(ctx->ops, t); break;
+    case Pool::kApi: MarkStopped(ctx->apis, t); break;
+    case Pool::kKernel: MarkStopped(ctx->kernels, t); break;
+    case Pool::kProxyOp: MarkStopped(ctx->proxy_ops, t); break;
     case Pool::kProxyStep:
       if (auto* s = ctx->proxy_steps.FindOpen(t.slot, t.generation)) {
         FoldStep(*ctx, s->data, RealtimeNs());

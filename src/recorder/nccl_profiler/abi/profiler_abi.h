@@ -88,4 +88,16 @@ struct NetPluginDescr {
   void* data;
 };
 
+// The exported table (ncclProfiler_vN): the same six members in every version; the
+// descriptor type and init's arguments differ.
+template <typename Descr, typename InitFn>
+struct ProfilerTable {
+  const char* name;
+  InitFn init;
+  Result (*startEvent)(void* context, void** eHandle, Descr* eDescr);
+  Result (*stopEvent)(void* eHandle);
+  Result (*recordEventState)(void* eHandle, State eState, StateArgs* eStateArgs);
+  Result (*finalize)(void* context);
+};
+
 }  // namespace commlens::recorder::abi

@@ -80,14 +80,8 @@ struct EventDescr {
   };
 };
 
-struct Profiler {
-  const char* name;
-  Result (*init)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
-                 int nNodes, int nranks, int rank, Logger logfn);
-  Result (*startEvent)(void* context, void** eHandle, EventDescr* eDescr);
-  Result (*stopEvent)(void* eHandle);
-  Result (*recordEventState)(void* eHandle, State eState, StateArgs* eStateArgs);
-  Result (*finalize)(void* context);
-};
+using InitFn = Result (*)(void** context, uint64_t commId, int* eActivationMask, const char* commName,
+                          int nNodes, int nranks, int rank, Logger logfn);
+using Profiler = ProfilerTable<EventDescr, InitFn>;
 
 }  // namespace commlens::recorder::abi::v5
