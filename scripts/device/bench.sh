@@ -114,10 +114,12 @@ multi_process_env() {
       | tee -a "$STEPS"
     return 0
   fi
-  [ "$(left)" -lt 60 ] && { log "skip multi-process run: budget"; return 0; }
+  local limit=60
+  [ "$(left)" -lt 30 ] && { log "skip multi-process run: budget"; return 0; }
+  (( limit > $(left) )) && limit=$(left)
   for r in $(seq 0 $((NGPUS - 1))); do
     RANK=$r WORLD_SIZE=$NGPUS LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      timeout -k 5 90 "$COMMLENS" "${MP_ARGS[@]}" --json "$RAW/commlens_mp_all_reduce.json" \
+      timeout -k 5 "$limit" "$COMMLENS" "${MP_ARGS[@]}" --json "$RAW/commlens_mp_all_reduce.json" \
       > "$RAW/mp_rank$r.txt" 2>&1 &
     pids+=($!)
   done
@@ -131,7 +133,7 @@ multi_process_env() {
 multi_process_env
 if [ "$DRY_RUN" = 1 ] || command -v mpirun > /dev/null; then
   # The portable build has no MPI: --launcher env reads OMPI_COMM_WORLD_* and MASTER_*.
-  run multi_process_mpirun 90 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  run multi_process_mpirun 45 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun --allow-run-as-root -np $NGPUS \
     -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=$(( 31500 + RANDOM % 2000 )) \
     -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \

@@ -92,10 +92,11 @@ TEST(BenchGpu, DatatypesAndOperatorsAreExact) {
     DataType type;
     RedOp op;
   };
+  // One NCCL setup per case, so a few cases that cover the narrow floats, the integers
+  // and every operator.
   for (Case k : {Case{DataType::kBfloat16, RedOp::kSum}, Case{DataType::kHalf, RedOp::kProd},
                  Case{DataType::kInt8, RedOp::kMin}, Case{DataType::kFp8E4M3, RedOp::kSum},
-                 Case{DataType::kDouble, RedOp::kMax}, Case{DataType::kUint64, RedOp::kSum},
-                 Case{DataType::kInt32, RedOp::kProd}}) {
+                 Case{DataType::kUint64, RedOp::kMax}}) {
     BenchConfig c = Small({model::CommOp::kAllReduce, model::CommOp::kReduceScatter,
                            model::CommOp::kReduce, model::CommOp::kAllGather});
     c.max_bytes = 256 << 10;
