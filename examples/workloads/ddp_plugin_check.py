@@ -23,6 +23,9 @@ Phases, on every rank:
 Writes <out>/steps/rank<R>.tsv (phase, recording, seconds) and <out>/meta/rank<R>.json
 (phase boundaries in host realtime ns). Model: an MLP of --layers square Linear layers
 under bf16 autocast; its gradients are all-reduced in --bucket-mb buckets.
+
+--cpu runs the same phases on CPU with gloo and a tiny model: a smoke test of this
+script on a machine without GPUs (NCCL and the plugin are not involved).
 """
 import argparse
 import gzip
@@ -61,11 +64,40 @@ class Recorder:
         dist.barrier()
 
 
-def timed_step(step):
-    torch.cuda.synchronize()
+class Platform:
+    """CUDA with NCCL, or (--cpu) CPU with gloo."""
+
+    def __init__(self, cpu):
+        self.cpu = cpu
+        local_rank = int(os.environ.get("LOCAL_RANK", 0))
+        if cpu:
+            self.device = torch.device("cpu")
+            dist.init_process_group("gloo")
+        else:
+            torch.cuda.set_device(local_rank)
+            self.device = torch.device("cuda", local_rank)
+            dist.init_process_group("nccl", device_id=self.device)
+        self.device_ids = None if cpu else [local_rank]
+        self.activities = [torch.profiler.ProfilerActivity.CPU]
+        if not cpu:
+            self.activities.append(torch.profiler.ProfilerActivity.CUDA)
+
+    def sync(self):
+        if not self.cpu:
+            torch.cuda.synchronize()
+
+    def autocast(self):
+        return torch.autocast("cpu" if self.cpu else "cuda", dtype=torch.bfloat16)
+
+    def nccl_version(self):
+        return "none" if self.cpu else ".".join(map(str, torch.cuda.nccl.version()))
+
+
+def timed_step(platform, step):
+    platform.sync()
     t0 = time.perf_counter()
     step()
-    torch.cuda.synchronize()
+    platform.sync()
     return time.perf_counter() - t0
 
 
@@ -82,12 +114,11 @@ def main():
     p.add_argument("--profile-steps", type=int, default=5)
     p.add_argument("--late-ops", type=int, default=3, help="all-reduces after the last flush wait")
     p.add_argument("--no-kill", action="store_true")
+    p.add_argument("--cpu", action="store_true", help="smoke test on CPU with gloo")
     args = p.parse_args()
 
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local_rank)
-    device = torch.device("cuda", local_rank)
-    dist.init_process_group("nccl", device_id=device)
+    platform = Platform(args.cpu)
+    device = platform.device
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(1234 + rank)
     for sub in ("steps", "meta", "kineto"):
@@ -96,14 +127,14 @@ def main():
     layers = []
     for _ in range(args.layers):
         layers += [nn.Linear(args.dim, args.dim), nn.GELU()]
-    model = nn.parallel.DistributedDataParallel(nn.Sequential(*layers).to(device), device_ids=[local_rank],
+    model = nn.parallel.DistributedDataParallel(nn.Sequential(*layers).to(device), device_ids=platform.device_ids,
                                                 bucket_cap_mb=args.bucket_mb)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
     x = torch.randn(args.tokens, args.dim, device=device)
     target = torch.randn_like(x)
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with platform.autocast():
             loss = F.mse_loss(model(x), target)
         loss.backward()
         opt.step()
@@ -119,7 +150,7 @@ def main():
 
     def warmup():
         for _ in range(args.warmup):
-            rows.append(("warmup", 1, timed_step(step)))
+            rows.append(("warmup", 1, timed_step(platform, step)))
 
     def overhead():
         pattern = [True, False, False, True]
@@ -127,18 +158,17 @@ def main():
             on = pattern[b % 4] if recorder.available else True
             recorder.set(on)
             for _ in range(args.block_steps):
-                rows.append(("overhead", int(on), timed_step(step)))
+                rows.append(("overhead", int(on), timed_step(platform, step)))
         recorder.set(True)
 
     def kineto():
         total = 2 + args.profile_steps
         trace = os.path.join(args.out, "kineto", f"rank{rank}.json")
         schedule = torch.profiler.schedule(wait=1, warmup=1, active=args.profile_steps, repeat=1)
-        acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        with torch.profiler.profile(activities=acts, schedule=schedule,
+        with torch.profiler.profile(activities=platform.activities, schedule=schedule,
                                     on_trace_ready=lambda prof: prof.export_chrome_trace(trace)) as prof:
             for _ in range(total):
-                rows.append(("kineto", 1, timed_step(step)))
+                rows.append(("kineto", 1, timed_step(platform, step)))
                 prof.step()
         with open(trace, "rb") as src, gzip.open(trace + ".gz", "wb", 6) as dst:
             shutil.copyfileobj(src, dst)
@@ -158,7 +188,7 @@ def main():
     time.sleep(3 * flush_s + 0.1)
     meta = {"rank": rank, "world_size": world, "phases": phases, "flushed_before_ns": time.time_ns(),
             "late_ops": args.late_ops, "killed": not args.no_kill, "control": recorder.available,
-            "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+            "torch": torch.__version__, "nccl": platform.nccl_version(),
             "layers": args.layers, "dim": args.dim, "tokens": args.tokens, "bucket_mb": args.bucket_mb}
     with open(os.path.join(args.out, "meta", f"rank{rank}.json"), "w") as f:
         json.dump(meta, f)
@@ -172,7 +202,7 @@ def main():
     small = torch.ones(1024, device=device)
     for _ in range(args.late_ops):
         dist.all_reduce(small)
-    torch.cuda.synchronize()
+    platform.sync()
     if args.no_kill:
         dist.destroy_process_group()
         return
