@@ -1,5 +1,5 @@
 // The checks, one function each. Thresholds are relative to the machine itself (a port
-// slower than its peers of the same kind, fewer NVLinks than the other GPUs of the same
+// slower than the other ports of its model, fewer NVLinks than the other GPUs of the same
 // model) because sysfs does not say what a port is rated for.
 #include "topo/check.h"
 
@@ -23,12 +23,18 @@ std::string GpuName(const LinkMatrix& matrix, const Topology& t, size_t gpu) {
   return fmt::format("{} ({})", matrix.labels[gpu], t.gpus[gpu].pci.bdf);
 }
 
+// Ports compared for speed: same kind, link layer and adapter model (PCI device id), so a
+// 25 Gb/s management RoCE NIC is not held against 400 Gb/s compute NICs.
+std::string PortClass(const RdmaNic& nic, const RdmaPort& port) {
+  return fmt::format("{}/{}/{:04x}", NicKindName(nic.kind), port.link_layer, nic.pci ? nic.pci->device : 0);
+}
+
 void CheckPorts(const Topology& t, Findings* out) {
-  // The fastest active port of each kind and link layer is the rate the others should have.
+  // The fastest active port of each class is the rate the others should have.
   std::map<std::string, double> best;
   for (const RdmaNic& nic : t.nics) {
     for (const RdmaPort& port : nic.ports) {
-      double& b = best[std::string(NicKindName(nic.kind)) + "/" + port.link_layer];
+      double& b = best[PortClass(nic, port)];
       if (port.state == "ACTIVE") b = std::max(b, port.rate_gbps);
     }
   }
@@ -42,10 +48,11 @@ void CheckPorts(const Topology& t, Findings* out) {
             {nic.name});
         continue;
       }
-      double rated = best[std::string(NicKindName(nic.kind)) + "/" + port.link_layer];
+      double rated = best[PortClass(nic, port)];
       if (port.rate_gbps > 0 && port.rate_gbps < rated) {
         Add(out, Severity::kWarning, "port_rate_degraded",
-            fmt::format("{} runs at {} while other {} ports run at {:g} Gb/sec", where, port.rate, NicKindName(nic.kind), rated),
+            fmt::format("{} runs at {} while other {} ports of the same model run at {:g} Gb/sec", where, port.rate,
+                        NicKindName(nic.kind), rated),
             {nic.name});
       }
     }

@@ -2,6 +2,8 @@
 // set of its nearest non-I/O ancestor (the package or NUMA node it hangs from).
 #include <hwloc.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "topo/cpu_discovery.h"

@@ -70,7 +70,7 @@ TEST(Check, FindsPlantedFaults) {
   EXPECT_EQ(down->message, "mlx5_2 port 1 is DOWN (physical state Disabled)");
   const Finding* slow = Find(findings, "port_rate_degraded", "mlx5_1");
   ASSERT_TRUE(slow);
-  EXPECT_EQ(slow->message, "mlx5_1 port 1 runs at 200 Gb/sec (4X HDR) while other InfiniBand ports run at 400 Gb/sec");
+  EXPECT_EQ(slow->message, "mlx5_1 port 1 runs at 200 Gb/sec (4X HDR) while other InfiniBand ports of the same model run at 400 Gb/sec");
   const Finding* p2p = Find(findings, "p2p_disabled_nvlink", "GPU2");
   ASSERT_TRUE(p2p);
   EXPECT_EQ(p2p->severity, Severity::kError);
@@ -86,6 +86,15 @@ TEST(Check, FindsPlantedFaults) {
   EXPECT_EQ(ExitCodeFor(findings), 1);
   // Errors come first.
   EXPECT_EQ(findings.front().severity, Severity::kError);
+}
+
+TEST(Check, PortsOfAnotherModelAreNotComparedForSpeed) {
+  std::string spec = testing::ReadSpec("four_gpu_ib");
+  spec = Plant(spec, "        0000:84:00.0 nic", "        0000:84:00.0 nic device=0x101b");
+  spec = Plant(spec, "infiniband mlx5_2 pci=0000:84:00.0", "infiniband mlx5_2 pci=0000:84:00.0 rate=\"200 Gb/sec (4X HDR)\"");
+  std::vector<Finding> findings = Check(spec);
+  EXPECT_FALSE(Find(findings, "port_rate_degraded", "mlx5_2")) << Codes(findings);
+  EXPECT_EQ(ExitCodeFor(findings), 0) << Codes(findings);
 }
 
 TEST(Check, GpuWithoutNicOnItsSwitch) {
