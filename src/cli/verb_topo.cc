@@ -27,6 +27,32 @@ struct TopoArgs {
   bool no_gpu_probe = false;
 };
 
+// The source of GPU facts: recorded ones (--gpu-facts), the driver on the live system,
+// or none (nullptr, with |*reason|).
+Result<std::unique_ptr<topo::GpuProbe>> MakeProbe(const TopoArgs& args, const topo::SysfsRoot& root,
+                                                  std::string* reason) {
+  if (!args.gpu_facts_path.empty()) {
+    std::ifstream in(args.gpu_facts_path);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return Error("--gpu-facts " + args.gpu_facts_path + ": not readable JSON");
+    Result<topo::GpuProbeResult> facts = topo::GpuFactsFromJson(doc);
+    if (!facts.ok()) return Error("--gpu-facts " + args.gpu_facts_path + ": " + facts.status().message());
+    facts->notes.push_back("GPU facts (names, NVLink, P2P) recorded in " +
+                           std::filesystem::path(args.gpu_facts_path).filename().string() + ", not asked from a driver");
+    return std::unique_ptr<topo::GpuProbe>(std::make_unique<topo::RecordedGpuProbe>(std::move(*facts)));
+  }
+  if (args.no_gpu_probe) {
+    *reason = "--no-gpu-probe";
+    return std::unique_ptr<topo::GpuProbe>();
+  }
+  // NVML and CUDA describe the live machine; a snapshot of another one gets no GPU facts.
+  if (!root.IsLiveSystem()) {
+    *reason = "the sysfs root is not the live system";
+    return std::unique_ptr<topo::GpuProbe>();
+  }
+  return topo::MakeDriverGpuProbe();
+}
+
 int RunTopo(const TopoArgs& args) {
   std::error_code ec;
   if (!std::filesystem::is_directory(args.sysfs_root, ec)) {
@@ -34,30 +60,14 @@ int RunTopo(const TopoArgs& args) {
     return kExitUsage;
   }
   topo::SysfsRoot root(args.sysfs_root);
-  std::unique_ptr<topo::GpuProbe> probe;
-  if (!args.gpu_facts_path.empty()) {
-    std::ifstream in(args.gpu_facts_path);
-    nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    Result<topo::GpuProbeResult> facts = doc.is_discarded()
-                                             ? Result<topo::GpuProbeResult>(Error("not readable JSON"))
-                                             : topo::GpuFactsFromJson(doc);
-    if (!facts.ok()) {
-      std::cerr << fmt::format("commlens topo: --gpu-facts {}: {}\n", args.gpu_facts_path, facts.status().message());
-      return kExitUsage;
-    }
-    facts->notes.push_back("GPU facts (names, NVLink, P2P) recorded in " +
-                           std::filesystem::path(args.gpu_facts_path).filename().string() + ", not asked from a driver");
-    probe = std::make_unique<topo::RecordedGpuProbe>(std::move(*facts));
-  } else if (root.IsLiveSystem() && !args.no_gpu_probe) {
-    // NVML and CUDA describe the live machine; a snapshot of another one gets no GPU facts.
-    probe = topo::MakeDriverGpuProbe();
-  }
   topo::DiscoverOptions options;
-  options.gpu_probe = probe.get();
-  topo::Topology topology = topo::Discover(root, options);
-  if (args.no_gpu_probe && !topology.gpus.empty()) {
-    topology.notes.push_back("NVML and CUDA not queried (--no-gpu-probe): NVLink links and P2P status unknown");
+  Result<std::unique_ptr<topo::GpuProbe>> probe = MakeProbe(args, root, &options.no_probe_reason);
+  if (!probe.ok()) {
+    std::cerr << "commlens topo: " << probe.status().message() << "\n";
+    return kExitUsage;
   }
+  options.gpu_probe = probe->get();
+  topo::Topology topology = topo::Discover(root, options);
   topo::LinkMatrix matrix = topo::BuildLinkMatrix(topology);
   std::vector<topo::Finding> findings = topo::RunChecks(topology, matrix);
 

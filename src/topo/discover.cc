@@ -115,8 +115,8 @@ Topology Discover(const SysfsRoot& root, const DiscoverOptions& options) {
     ApplyGpuFacts(options.gpu_probe->Probe(bdfs), &topology);
   } else {
     topology.p2p.assign(topology.gpus.size(), std::vector<P2PFacts>(topology.gpus.size()));
-    topology.notes.push_back(
-        "NVML and CUDA not queried (the sysfs root is not the live system): NVLink links and P2P status unknown");
+    topology.notes.push_back("NVML and CUDA not queried (" + options.no_probe_reason +
+                             "): NVLink links and P2P status unknown");
   }
   ReadCpuTopology(root, options, &topology);
   return topology;
