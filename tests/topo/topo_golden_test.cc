@@ -73,6 +73,15 @@ void ExpectJsonMatches(const Report& r, const std::string& text) {
   EXPECT_EQ(doc["cpu_topology_source"], "sysfs");
 }
 
+// The text report (with --check's findings) and the JSON equal their goldens, and the
+// JSON parses back.
+void ExpectGoldens(const std::string& name, const Report& r) {
+  testing::ExpectMatchesGolden(name + ".txt", RenderText(r.topology, r.matrix, r.findings, true));
+  std::string json = RenderJson(r.topology, r.matrix, r.findings).dump(2) + "\n";
+  testing::ExpectMatchesGolden(name + ".json", json);
+  ExpectJsonMatches(r, json);
+}
+
 TEST(Golden, FourGpuInfiniBandNode) {
   TempDir dir;
   Report r = Discover(ReadSpec("four_gpu_ib"), dir);
@@ -94,11 +103,7 @@ TEST(Golden, FourGpuInfiniBandNode) {
   EXPECT_EQ(r.topology.gpus[2].pci.cpu_affinity, "32-63,96-127");
   EXPECT_EQ(r.topology.p2p[0][2].read, P2PStatus::kChipsetNotSupported);
   EXPECT_EQ(ExitCodeFor(r.findings), 0);
-
-  testing::ExpectMatchesGolden("four_gpu_ib.txt", RenderText(r.topology, r.matrix, r.findings, true));
-  std::string json = RenderJson(r.topology, r.matrix, r.findings).dump(2) + "\n";
-  testing::ExpectMatchesGolden("four_gpu_ib.json", json);
-  ExpectJsonMatches(r, json);
+  ExpectGoldens("four_gpu_ib", r);
 }
 
 TEST(Golden, P5LikeNodeWithEfa) {
@@ -124,11 +129,7 @@ TEST(Golden, P5LikeNodeWithEfa) {
   EXPECT_EQ(r.topology.net_interfaces[0].speed_mbps, -1);
   EXPECT_EQ(r.topology.virtual_interfaces, (std::vector<std::string>{"docker0", "lo"}));
   EXPECT_EQ(ExitCodeFor(r.findings), 0);
-
-  testing::ExpectMatchesGolden("p5_48xlarge.txt", RenderText(r.topology, r.matrix, r.findings, true));
-  std::string json = RenderJson(r.topology, r.matrix, r.findings).dump(2) + "\n";
-  testing::ExpectMatchesGolden("p5_48xlarge.json", json);
-  ExpectJsonMatches(r, json);
+  ExpectGoldens("p5_48xlarge", r);
 }
 
 // GPU facts read back from a report rebuild that report from the same sysfs tree: what
