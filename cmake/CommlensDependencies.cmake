@@ -5,6 +5,7 @@
 # runtime linked statically, nothing that needs simdjson/SQLite/zstd shared libraries.
 
 find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
 find_package(fmt 9 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
@@ -19,7 +20,6 @@ else()
   set(COMMLENS_FMT fmt::fmt)
   find_package(simdjson REQUIRED)
   find_package(ZLIB REQUIRED)
-  find_package(PkgConfig REQUIRED)
   pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
   find_package(SQLite3 REQUIRED)
 endif()
