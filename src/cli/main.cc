@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
 #if COMMLENS_HAS_TOPO
   commlens::cli::AddTopoVerb(app, &exit_code);
 #endif
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end here with success; every usage error exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   return exit_code;
 }
