@@ -24,10 +24,11 @@ uint64_t ParentOrOrphan(Context& ctx, uint64_t parent, Pool pool, EventKind chil
   return v;
 }
 
-// Claims a slot of |pool| and returns it with its token, or counts a drop.
+// Claims a slot of |pool| and returns it with its token, or counts a drop. The slot's
+// data is zeroed unless the caller overwrites all of it (|zero| false).
 template <typename T>
 typename SlotPool<T>::Slot* Claim(Context& ctx, SlotPool<T>& pool, Pool which, EventKind kind,
-                                  uint64_t* token) {
+                                  uint64_t* token, bool zero = true) {
   uint32_t index = 0;
   auto* slot = pool.Claim(&index);
   if (slot == nullptr) {
@@ -35,7 +36,7 @@ typename SlotPool<T>::Slot* Claim(Context& ctx, SlotPool<T>& pool, Pool which, E
     return nullptr;
   }
   *token = EncodeToken(Token{ctx.index(), which, index, pool.GenerationOf(slot)});
-  slot->data = T{};
+  if (zero) slot->data = T{};
   return slot;
 }
 
@@ -84,7 +85,7 @@ void MarkStopped(SlotPool<T>& pool, const Token& t) {
 // Claims an op slot for |op| (filled by the caller but for its ids and start time).
 void* RecordOp(Context& ctx, EventKind kind, const OpData& op, uint64_t api_parent) {
   uint64_t token = 0;
-  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, kind, &token);
+  auto* slot = Claim(ctx, ctx.ops, Pool::kOp, kind, &token, /*zero=*/false);
   if (slot == nullptr) return nullptr;
   slot->data = op;
   slot->data.op_id = token;
