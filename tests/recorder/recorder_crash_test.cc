@@ -1,6 +1,7 @@
 // A job killed with SIGKILL keeps its trace up to the last flush: a child process loads
 // the plugin, records collectives, waits past a flush, tells the parent, records more,
-// and is killed; the parent reads what the file holds.
+// and is killed; the parent reads what the file holds. A job that exits without
+// destroying its communicators (common with PyTorch) loses nothing.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,6 +74,32 @@ TEST(RecorderCrashTest, SigkillLeavesAReadableTraceUpToTheLastFlush) {
   }
   EXPECT_TRUE(std::any_of(t->notes.begin(), t->notes.end(),
                           [](const std::string& n) { return n.find("no end record") != std::string::npos; }));
+}
+
+TEST(RecorderCrashTest, ExitWithoutFinalizeFlushesEverything) {
+  const std::string dir = FreshDir("exit");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setenv("COMMLENS_OUT", dir.c_str(), 1);
+    setenv("COMMLENS_FLUSH_INTERVAL_MS", "3600000", 1);  // only the exit flush writes
+    static int mask = 0;
+    FakeNccl<5> nccl;
+    if (nccl.Init(0xE1, "exit", 1, 2, 0, &mask) != 0) _exit(2);
+    for (int i = 0; i < 7; ++i) nccl.Collective(FakeCollective{});
+    std::exit(0);  // no finalize: the plugin's exit handler writes the rest
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto t = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->comms.size(), 7u);
+  EXPECT_FALSE(std::any_of(t->notes.begin(), t->notes.end(),
+                           [](const std::string& n) { return n.find("no end record") != std::string::npos; }));
 }
 
 }  // namespace
