@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from native_trace import NativeTrace  # noqa: E402
 
 MATCH_TOLERANCE_NS = 300_000
+SEARCH_NS = 50_000_000
 WINDOW_MARGIN_NS = 20_000
 
 
@@ -56,34 +57,50 @@ def kineto_nccl_kernels(path):
     return out
 
 
-def match(kernels, ops):
-    """Pairs Kineto kernels with recorded ops. Returns (pairs, offset, ops in window)."""
-    if not kernels or not ops:
-        return [], 0, []
-    starts = [o["start_ns"] for o in ops]
+def nearest_index(starts, t):
+    """Index of the value of the sorted list |starts| nearest to |t|."""
+    lo, hi = 0, len(starts)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if starts[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return min((i for i in (lo - 1, lo) if 0 <= i < len(starts)), key=lambda i: abs(starts[i] - t))
 
-    def nearest(t):
-        lo, hi = 0, len(starts)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if starts[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        best = min((i for i in (lo - 1, lo) if 0 <= i < len(starts)), key=lambda i: abs(starts[i] - t))
-        return best
 
-    offset = statistics.median(k["start"] - starts[nearest(k["start"])] for k in kernels)
+def pair_up(kernels, ops, starts, offset):
+    """Greedy one-to-one pairs (kernel, op) of the same collective within the tolerance."""
     used, pairs = set(), []
     for k in kernels:
         t = k["start"] - offset
-        i = nearest(t)
+        i = nearest_index(starts, t)
         candidates = [j for j in range(max(0, i - 3), min(len(ops), i + 4))
                       if j not in used and ops[j]["op"] == k["op"] and abs(starts[j] - t) <= MATCH_TOLERANCE_NS]
         if candidates:
             j = min(candidates, key=lambda j: abs(starts[j] - t))
             used.add(j)
             pairs.append((k, ops[j]))
+    return pairs
+
+
+def match(kernels, ops):
+    """Pairs Kineto kernels with recorded ops. Returns (pairs, offset, ops in window).
+
+    The offset between the two clocks is searched, not assumed: every alignment of the
+    first kernel with a recorded op of the same collective within SEARCH_NS is scored by
+    how many kernels it pairs, and the best one is refined to the median difference of its
+    pairs. A recorder clock conversion off by more than SEARCH_NS fails the check."""
+    if not kernels or not ops:
+        return [], 0, []
+    starts = [o["start_ns"] for o in ops]
+    k0 = kernels[0]
+    candidates = [k0["start"] - o["start_ns"] for o in ops
+                  if o["op"] == k0["op"] and abs(k0["start"] - o["start_ns"]) <= SEARCH_NS] or [0]
+    best = max(candidates, key=lambda off: len(pair_up(kernels, ops, starts, off)))
+    pairs = pair_up(kernels, ops, starts, best)
+    offset = statistics.median(k["start"] - o["start_ns"] for k, o in pairs) if pairs else best
+    pairs = pair_up(kernels, ops, starts, offset)
     lo = kernels[0]["start"] - offset - WINDOW_MARGIN_NS
     hi = max(k["start"] + k["dur"] for k in kernels) - offset + WINDOW_MARGIN_NS
     in_window = [o for o in ops if lo <= o["start_ns"] <= hi]
