@@ -6,9 +6,9 @@
 # .device/nccl-tests/nccl-tests-sm90.tar.xz (nccl-tests v2.19.6 built for sm_90, ~1 MB).
 # NCCL comes from the pip package (LD_LIBRARY_PATH), the same library for both tools.
 #
-# Steps, each bounded by a timeout, all within about 5 minutes:
-#   1. for each collective: nccl-tests <coll>_perf -b 8 -e 1G -f 2 -g 4 -n 20 -w 5 -c 1,
-#      then commlens bench <coll> with the same sweep (--json);
+# Steps, each bounded by a timeout, all within about 7 minutes:
+#   1. for each collective, 3 times: nccl-tests <coll>_perf -b 8 -e 1G -f 2 -g 4 -n 50 -w 10
+#      -c 1, then commlens bench <coll> with the same sweep (--json);
 #   2. all_reduce in 4 processes (torchrun-style variables, TCP rendezvous), and the same
 #      under mpirun when it works;
 #   3. the bench GPU tests (bench_gpu_test);
@@ -31,9 +31,10 @@ OUTDIR=${OUT:-/tmp/commlens-bench-out}/bench
 WORK=$(mktemp -d /tmp/commlens-bench.XXXXXX)
 RAW=$WORK/raw
 NGPUS=4
-SWEEP=(-b 8 -e 1G -f 2 -n 20 -w 5)
+SWEEP=(-b 8 -e 1G -f 2 -n 50 -w 10)
+REPS=${BENCH_REPS:-3}  # runs of each tool per collective; the comparer keeps each one's best
 COLLECTIVES=(all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv)
-BUDGET_S=285
+BUDGET_S=${BENCH_BUDGET_S:-420}
 START=$(date +%s)
 mkdir -p "$OUTDIR" "$RAW"
 
@@ -98,10 +99,13 @@ else
 fi
 
 # --- 1. single process, 4 GPUs: nccl-tests then commlens, per collective ----------------
+# Repetitions interleave the two tools (A B A B ...) so drift hits both alike.
 for c in "${COLLECTIVES[@]}"; do
-  run "nccl-tests_$c" 60 "$NT/${c}_perf" "${SWEEP[@]}" -g $NGPUS -c 1
-  run "commlens_$c" 60 "$COMMLENS" bench "$c" "${SWEEP[@]}" -g $NGPUS --timeout 45s \
-    --json "$RAW/commlens_$c.json"
+  for k in $(seq 1 "$REPS"); do
+    run "nccl-tests_$c.$k" 60 "$NT/${c}_perf" "${SWEEP[@]}" -g $NGPUS -c 1
+    run "commlens_$c.$k" 60 "$COMMLENS" bench "$c" "${SWEEP[@]}" -g $NGPUS --timeout 45s \
+      --json "$RAW/commlens_$c.$k.json"
+  done
 done
 
 # --- 2. multi-process all_reduce ---------------------------------------------------------

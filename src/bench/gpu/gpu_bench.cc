@@ -257,16 +257,21 @@ Status GpuBench::Capture(const Step& s, int iters, std::vector<GraphExec>* graph
     COMMLENS_CUDA(cudaStreamBeginCapture(r.stream.get(), cudaStreamCaptureModeThreadLocal));
   Status captured = OkStatus();
   for (int i = 0; i < iters && captured.ok(); ++i) captured = Enqueue(s, i);
-  for (LocalRank& r : ranks_) {  // always end every capture, even after an error
-    cudaGraph_t graph = nullptr;
-    cudaError_t e = cudaStreamEndCapture(r.stream.get(), &graph);
+  // End every capture before instantiating any graph: while one of this thread's streams
+  // is still capturing, cudaGraphInstantiate is refused (cudaErrorStreamCaptureUnsupported).
+  std::vector<cudaGraph_t> captured_graphs(ranks_.size(), nullptr);
+  for (size_t i = 0; i < ranks_.size(); ++i) {  // always end every capture, even after an error
+    cudaError_t e = cudaStreamEndCapture(ranks_[i].stream.get(), &captured_graphs[i]);
     if (captured.ok()) captured = CudaStatus(e, "cudaStreamEndCapture", __FILE__, __LINE__);
+  }
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    cudaGraph_t graph = captured_graphs[i];
     if (graph && captured.ok()) {
-      DeviceGuard device(r.device);
+      DeviceGuard device(ranks_[i].device);
       cudaGraphExec_t exec = nullptr;
       captured = CudaStatus(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate",
                             __FILE__, __LINE__);
-      if (exec) graphs->emplace_back(r.device, exec);
+      if (exec) graphs->emplace_back(ranks_[i].device, exec);
     }
     if (graph) cudaGraphDestroy(graph);
   }
