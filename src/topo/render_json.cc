@@ -37,7 +37,7 @@ json PciJson(const PciDevice& p) {
             {"max_width", OrNull(p.link.max_width)}}}};
 }
 
-json GpuJson(const Gpu& g, size_t index) {
+json GpuJson(const Topology& t, const Gpu& g, size_t index) {
   json links = json::array();
   for (const NvLink& l : g.nvlinks) {
     links.push_back({{"link", l.link},
@@ -52,6 +52,7 @@ json GpuJson(const Gpu& g, size_t index) {
           {"uuid", OrNull(g.uuid)},
           {"memory_bytes", OrNull(g.memory_bytes)},
           {"pci", PciJson(g.pci)},
+          {"numa_affinity", NumaAffinity(t, g.pci)},
           {"nvlinks_known", g.nvlinks_known},
           {"nvlinks", links}};
 }
@@ -106,7 +107,7 @@ json RenderJson(const Topology& t, const LinkMatrix& m, const std::vector<Findin
   for (const NumaNode& n : t.numa_nodes) nodes.push_back({{"id", n.id}, {"cpus", n.cpus}, {"memory_bytes", OrNull(n.memory_bytes)}});
   doc["numa_nodes"] = nodes;
   doc["gpus"] = json::array();
-  for (size_t i = 0; i < t.gpus.size(); ++i) doc["gpus"].push_back(GpuJson(t.gpus[i], i));
+  for (size_t i = 0; i < t.gpus.size(); ++i) doc["gpus"].push_back(GpuJson(t, t.gpus[i], i));
   doc["nics"] = json::array();
   for (size_t i = 0; i < t.nics.size(); ++i) {
     auto column = std::find(m.nic_of_column.begin(), m.nic_of_column.end(), i);

@@ -34,25 +34,7 @@ std::string FormatTable(const Table& rows) {
 
 std::string NumaText(int node) { return node >= 0 ? std::to_string(node) : "N/A"; }
 
-// NUMA affinity as nvidia-smi prints it: the device's NUMA node, or, where the firmware
-// gives none (numa_node -1, common in VMs), the NUMA nodes whose CPUs the device's CPU
-// affinity covers.
-std::string NumaAffinityText(const Topology& t, const PciDevice& pci) {
-  if (pci.numa_node >= 0) return std::to_string(pci.numa_node);
-  auto mine = ParseCpuList(pci.cpu_affinity);
-  if (!mine || mine->empty()) return "N/A";
-  std::vector<int> nodes;
-  for (const NumaNode& n : t.numa_nodes) {
-    auto cpus = ParseCpuList(n.cpus);
-    if (!cpus) continue;
-    for (int c : *cpus)
-      if (std::find(mine->begin(), mine->end(), c) != mine->end()) {
-        nodes.push_back(n.id);
-        break;
-      }
-  }
-  return nodes.empty() ? "N/A" : FormatCpuList(nodes);
-}
+
 
 // "32.0 GT/s PCIe" -> "32.0 GT/s"; "?" when unknown.
 std::string LinkSpeed(const std::string& sysfs_speed) {
@@ -144,6 +126,26 @@ void Section(std::string* out, std::string_view title, const std::vector<std::st
 
 }  // namespace
 
+// NUMA affinity as nvidia-smi prints it: the device's NUMA node, or, where the firmware
+// gives none (numa_node -1, common in VMs), the NUMA nodes whose CPUs the device's CPU
+// affinity covers.
+std::string NumaAffinity(const Topology& t, const PciDevice& pci) {
+  if (pci.numa_node >= 0) return std::to_string(pci.numa_node);
+  auto mine = ParseCpuList(pci.cpu_affinity);
+  if (!mine || mine->empty()) return "N/A";
+  std::vector<int> nodes;
+  for (const NumaNode& n : t.numa_nodes) {
+    auto cpus = ParseCpuList(n.cpus);
+    if (!cpus) continue;
+    for (int c : *cpus)
+      if (std::find(mine->begin(), mine->end(), c) != mine->end()) {
+        nodes.push_back(n.id);
+        break;
+      }
+  }
+  return nodes.empty() ? "N/A" : FormatCpuList(nodes);
+}
+
 std::string RenderMatrixText(const Topology& t, const LinkMatrix& m) {
   Table rows;
   std::vector<std::string> header = {""};
@@ -156,7 +158,7 @@ std::string RenderMatrixText(const Topology& t, const LinkMatrix& m) {
     if (r < m.gpu_count) {
       const PciDevice& pci = t.gpus[r].pci;
       row.insert(row.end(), {pci.cpu_affinity.empty() ? "N/A" : pci.cpu_affinity,
-                             NumaAffinityText(t, pci), "N/A"});
+                             NumaAffinity(t, pci), "N/A"});
     }
     rows.push_back(row);
   }

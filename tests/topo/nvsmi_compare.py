@@ -166,7 +166,8 @@ def compare_topo_m(doc, path, report):
             continue
         cpus, numa = affinity[label]
         our_cpus = gpu["pci"]["cpu_affinity"] or "N/A"
-        our_numa = "N/A" if gpu["pci"]["numa_node"] is None else str(gpu["pci"]["numa_node"])
+        our_numa = gpu.get("numa_affinity") or (
+            "N/A" if gpu["pci"]["numa_node"] is None else str(gpu["pci"]["numa_node"]))
         if cpus != our_cpus:
             problems.append("%s CPU affinity nvidia-smi %s commlens %s" % (label, cpus, our_cpus))
         if numa is not None and numa != our_numa:
