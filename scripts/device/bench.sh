@@ -31,7 +31,8 @@ OUTDIR=${OUT:-/tmp/commlens-bench-out}/bench
 WORK=$(mktemp -d /tmp/commlens-bench.XXXXXX)
 RAW=$WORK/raw
 NGPUS=4
-SWEEP=(-b 8 -e 1G -f 2 -n 50 -w 10)
+SWEEP=(-b 8 -e 1G -f 2 -n "${BENCH_ITERS:-50}" -w 10)
+PARITY_ONLY=${BENCH_PARITY_ONLY:-0}  # 1: only the parity sweeps (no multi-process, tests, graphs)
 REPS=${BENCH_REPS:-3}  # runs of each tool per collective; the comparer keeps each one's best
 COLLECTIVES=(all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv)
 BUDGET_S=${BENCH_BUDGET_S:-420}
@@ -108,6 +109,9 @@ for c in "${COLLECTIVES[@]}"; do
   done
 done
 
+if [ "$PARITY_ONLY" = 1 ]; then
+  log "parity sweeps only (BENCH_PARITY_ONLY=1)"
+else
 # --- 2. multi-process all_reduce ---------------------------------------------------------
 MP_ARGS=(bench all_reduce -b 8 -e 1G -f 8 -n 20 -w 5 --timeout 45s)
 # torchrun-style: one process per GPU, RANK/WORLD_SIZE/LOCAL_RANK/MASTER_ADDR/MASTER_PORT.
@@ -156,6 +160,7 @@ if [ "$DRY_RUN" = 1 ] || [ "$(left)" -gt 60 ]; then
 else
   log "skip graph runs: $(left) s left"
 fi
+fi  # PARITY_ONLY
 
 # --- 5. comparison -----------------------------------------------------------------------
 if [ "$DRY_RUN" = 1 ]; then
