@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BUILD_DIR:-build}/src/cli/commlens
-for w in ddp fsdp moe; do
+for w in ddp fsdp moe native; do
   "$bin" analyze "examples/traces/$w" --json "tests/golden/$w.analyze.json" --quiet
   # the text golden omits the final timing line, which varies run to run
   "$bin" analyze "examples/traces/$w" | sed '$d' | sed '$d' > "tests/golden/$w.analyze.txt"

@@ -54,7 +54,11 @@ void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job)
     *out += fmt::format("rank {:<4} {:<8} {:>10}  {} GPU activities, {} host events{}{}  {}\n",
                         r.rank, r.format, FormatBytes(static_cast<int64_t>(r.input_bytes)),
                         r.gpu.size(), r.host.size(), dev.empty() ? "" : ", ", dev, r.path);
-    for (const auto& n : r.notes) *out += fmt::format("          note: {}\n", n);
+    constexpr size_t kNotesShown = 4;
+    for (size_t k = 0; k < r.notes.size() && k < kNotesShown; ++k)
+      *out += fmt::format("          note: {}\n", r.notes[k]);
+    if (r.notes.size() > kNotesShown)
+      *out += fmt::format("          ... {} more notes (--json has all)\n", r.notes.size() - kNotesShown);
     for (size_t k = 0; k < static_cast<size_t>(model::ImportIssue::kCount); ++k) {
       auto issue = static_cast<model::ImportIssue>(k);
       if (!r.stats.count(issue)) continue;
@@ -81,8 +85,19 @@ void BreakdownRow(std::string* out, const std::string& label, const TimeBreakdow
                       FormatDuration(b.exposed_comm));
 }
 
+bool HasGpuActivities(const JobAnalysis& job) {
+  for (const RankAnalysis& a : job.ranks)
+    if (!a.window.rows.empty()) return true;
+  return false;
+}
+
 void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
   Heading(out, "GPU time breakdown (whole window)");
+  if (!HasGpuActivities(job)) {
+    *out += "no GPU kernel timeline in these traces (commlens recordings hold communication\n"
+            "operations only; the PyTorch profiler's traces have every kernel)\n";
+    return;
+  }
   *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", "rank", "span",
                       "compute", "non-compute", "idle", "overlap", "exposed comm");
   for (const RankAnalysis& a : job.ranks)
@@ -122,6 +137,7 @@ void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& op
 }
 
 void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  if (!HasGpuActivities(job)) return;
   Heading(out, "GPU kernel breakdown (all ranks)");
   std::array<model::TimeNs, 8> states{};
   model::TimeNs span = 0;
@@ -165,6 +181,7 @@ void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& 
 }
 
 void IdleSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  if (!HasGpuActivities(job)) return;
   Heading(out, "Idle gaps per stream");
   *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "rank", "stream",
                       "gaps", "idle", "host_wait", "kernel_wait", "other", "busy");

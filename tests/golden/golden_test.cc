@@ -46,6 +46,7 @@ Analyzed AnalyzeSample(const std::string& workload) {
 }
 
 class Golden : public ::testing::TestWithParam<std::string> {};
+class KinetoGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Golden, JsonMatchesGolden) {
   Analyzed a = AnalyzeSample(GetParam());
@@ -67,7 +68,7 @@ TEST_P(Golden, TextMatchesGolden) {
   EXPECT_EQ(got, want);
 }
 
-TEST_P(Golden, JsonParsesBackWithTheDocumentedShape) {
+TEST_P(KinetoGolden, JsonParsesBackWithTheDocumentedShape) {
   Analyzed a = AnalyzeSample(GetParam());
   std::string text = report::AnalyzeToJson(a.trace, a.job).dump(1);
   simdjson::dom::parser parser;
@@ -103,7 +104,7 @@ TEST_P(Golden, JsonParsesBackWithTheDocumentedShape) {
   }
 }
 
-TEST_P(Golden, AgreesWithHta) {
+TEST_P(KinetoGolden, AgreesWithHta) {
   Analyzed a = AnalyzeSample(GetParam());
   json ref = json::parse(ReadAll(std::string(COMMLENS_SOURCE_DIR) +
                                  "/tests/golden/hta_reference.json"))[GetParam()];
@@ -122,7 +123,26 @@ TEST_P(Golden, AgreesWithHta) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(RealTraces, Golden, ::testing::Values("ddp", "fsdp", "moe"));
+// "native": the commlens NCCL profiler plugin's recording of a 4 x H200 DDP run.
+INSTANTIATE_TEST_SUITE_P(RealTraces, Golden, ::testing::Values("ddp", "fsdp", "moe", "native"));
+INSTANTIATE_TEST_SUITE_P(RealTraces, KinetoGolden, ::testing::Values("ddp", "fsdp", "moe"));
+
+TEST(NativeGolden, RecordedCollectivesAreMatchedAcrossRanks) {
+  Analyzed a = AnalyzeSample("native");
+  ASSERT_EQ(a.trace.ranks.size(), 4u);
+  for (const auto& r : a.trace.ranks) {
+    EXPECT_EQ(r.format, "native");
+    EXPECT_GT(r.comms.size(), 600u);
+  }
+  const auto& c = a.job.collectives;
+  ASSERT_EQ(c.groups.size(), 1u);
+  EXPECT_EQ(c.groups[0].matched, 625u);
+  EXPECT_EQ(c.groups[0].unmatched, 0u);
+  double busbw = 0;
+  for (const auto& b : c.buckets)
+    if (b.op == model::CommOp::kAllReduce && b.size_lo == (64 << 20)) busbw = b.busbw_gbps;
+  EXPECT_GT(busbw, 50.0);  // DDP buckets over NVLink: hundreds of GB/s
+}
 
 }  // namespace
 }  // namespace commlens
