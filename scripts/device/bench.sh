@@ -101,11 +101,14 @@ fi
 
 # --- 1. single process, 4 GPUs: nccl-tests then commlens, per collective ----------------
 # Repetitions interleave the two tools (A B A B ...) so drift hits both alike.
+# BENCH_TASKSET=LIST pins both tools to the same CPUs (taskset -c LIST).
+PIN=()
+[ -n "${BENCH_TASKSET:-}" ] && PIN=(taskset -c "$BENCH_TASKSET")
 for c in "${COLLECTIVES[@]}"; do
   for k in $(seq 1 "$REPS"); do
-    run "nccl-tests_$c.$k" 60 "$NT/${c}_perf" "${SWEEP[@]}" -g $NGPUS -c 1
-    run "commlens_$c.$k" 60 "$COMMLENS" bench "$c" "${SWEEP[@]}" -g $NGPUS --timeout 45s \
-      --json "$RAW/commlens_$c.$k.json"
+    run "nccl-tests_$c.$k" 60 "${PIN[@]}" "$NT/${c}_perf" "${SWEEP[@]}" -g $NGPUS -c 1
+    run "commlens_$c.$k" 60 "${PIN[@]}" "$COMMLENS" bench "$c" "${SWEEP[@]}" -g $NGPUS \
+      --timeout 45s --json "$RAW/commlens_$c.$k.json"
   done
 done
 
