@@ -6,12 +6,6 @@
 
 namespace commlens::analysis {
 
-namespace {
-
-constexpr std::string_view kStepPrefix = "ProfilerStep#";
-
-}  // namespace
-
 ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOptions& options) {
   ActivityWindow w;
   const model::GpuActivities& g = rank.gpu;
@@ -22,7 +16,7 @@ ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOption
   model::TimeNs last_end = INT64_MIN;
   for (size_t i = 0; i < h.size(); ++i) {
     std::string_view n = rank.strings.Get(h.name[i]);
-    if (n.substr(0, kStepPrefix.size()) != kStepPrefix) continue;
+    if (n.substr(0, model::kProfilerStepPrefix.size()) != model::kProfilerStepPrefix) continue;
     step_names.insert(h.name[i].value);
     last_end = std::max(last_end, h.end[i]);
   }

@@ -1,13 +1,12 @@
 #include "importers/trace_loader.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <thread>
 
+#include "common/parallel_for.h"
 #include "importers/common/input_file.h"
 #include "importers/kineto/kineto_importer.h"
 #if COMMLENS_HAS_NATIVE_IMPORT
@@ -104,21 +103,11 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
 
   std::vector<std::optional<model::RankTrace>> loaded(files.size());
   std::vector<std::string> errors(files.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      Result<model::RankTrace> r = ImportFile(files[i]);
-      if (r.ok()) loaded[i] = std::move(r).value();
-      else errors[i] = r.status().message();
-    }
-  };
-  size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
-                                       : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min(threads, files.size());
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  ParallelFor(files.size(), options.threads, [&](size_t i) {
+    Result<model::RankTrace> r = ImportFile(files[i]);
+    if (r.ok()) loaded[i] = std::move(r).value();
+    else errors[i] = r.status().message();
+  });
 
   model::Trace trace;
   std::map<int, size_t> owner;  // rank -> index in files

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/collective.h"
@@ -101,6 +102,9 @@ struct CommOps {
   uint32_t Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,
                   int64_t b, uint32_t g, int64_t sq, int32_t pr, uint32_t act);
 };
+
+// Name prefix of the PyTorch profiler's step ranges ("ProfilerStep#12").
+inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 
 struct ProfilerStep {
   int64_t number = 0;  // N of ProfilerStep#N

@@ -76,6 +76,5 @@ inline constexpr std::string_view kCatCudaDriver = "cuda_driver";
 inline constexpr std::string_view kCatPythonFunction = "python_function";
 inline constexpr std::string_view kCatTrace = "Trace";
 
-inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
 
 }  // namespace commlens::importers::kineto_keys

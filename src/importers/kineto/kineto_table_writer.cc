@@ -257,9 +257,9 @@ void KinetoTableWriter::CollectSteps() {
   for (size_t i = 0; i < h.size(); ++i) {
     if (h.kind[i] != HostKind::kCpuOp && h.kind[i] != HostKind::kUserAnnotation) continue;
     std::string_view n = rank_->strings.Get(h.name[i]);
-    if (n.substr(0, keys::kProfilerStepPrefix.size()) != keys::kProfilerStepPrefix) continue;
+    if (n.substr(0, model::kProfilerStepPrefix.size()) != model::kProfilerStepPrefix) continue;
     model::ProfilerStep s;
-    s.number = std::atoll(std::string(n.substr(keys::kProfilerStepPrefix.size())).c_str());
+    s.number = std::atoll(std::string(n.substr(model::kProfilerStepPrefix.size())).c_str());
     s.start = h.start[i];
     s.end = h.end[i];
     rank_->steps.push_back(s);
