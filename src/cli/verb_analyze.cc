@@ -82,12 +82,15 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "analyze",
-      "Analyze a job's traces: PyTorch profiler (Kineto) JSON, one file per rank (.json or\n"
-      ".json.gz), or commlens native traces. Reports per rank the GPU time breakdown\n"
+      "Analyze a job's traces (PyTorch profiler JSON per rank, or commlens recordings): where "
+      "the GPU time went, idle gaps, collectives and their bandwidth, matched across ranks");
+  cmd->footer(
+      "Inputs: PyTorch profiler (Kineto) JSON, one file per rank (.json or .json.gz), or\n"
+      "commlens native traces (.cltrace). Reports per rank the GPU time breakdown\n"
       "(compute / non-compute / idle), communication-compute overlap and exposed\n"
       "communication, per profiler step; the kernel breakdown; idle gaps per stream (host\n"
       "wait / kernel wait / other); and collectives per process group, op and message size\n"
-      "with algbw/busbw, matched across ranks.\n\n"
+      "with algbw/busbw, matched across ranks. Definitions: docs/analysis.md.\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
       "failed); 2 some files failed and the others were analyzed.");
   cmd->add_option("traces", args->inputs, "Trace files or directories holding them")
