@@ -62,9 +62,12 @@ GpuBench::~GpuBench() {
 Status GpuBench::Init(const LaunchInfo& launch) {
   elt_size_ = Info(config_.dtype).size;
   Status local = SelectDevices(launch);
-  if (local.ok()) local = Allocate();
+  if (local.ok()) local = CreateStreams();
   COMMLENS_RETURN_IF_ERROR(Agree(boot_, local, "GPU setup"));
-  return InitComms();
+  COMMLENS_RETURN_IF_ERROR(InitComms());
+  // The buffers come after the communicators, in nccl-tests' order, so that NCCL's own
+  // allocations and the benchmark's land at the same places in GPU memory for both tools.
+  return Agree(boot_, AllocateBuffers(), "buffer allocation");
 }
 
 Status GpuBench::SelectDevices(const LaunchInfo& launch) {
@@ -104,15 +107,22 @@ Status GpuBench::SelectDevices(const LaunchInfo& launch) {
   return OkStatus();
 }
 
-Status GpuBench::Allocate() {
-  // nccl-tests allocates -e bytes for both buffers; every size's send and receive
-  // extents (with in-place offsets and the rotation) fit inside.
-  buffer_bytes_ = std::max<int64_t>(config_.max_bytes, 256);
+Status GpuBench::CreateStreams() {
   for (int i = 0; i < gpus_per_process_; ++i) {
     LocalRank r;
     r.device = first_device_ + i;
     r.rank = boot_.rank() * gpus_per_process_ + i;
     COMMLENS_ASSIGN_OR_RETURN(r.stream, CreateStream(r.device));
+    ranks_.push_back(std::move(r));
+  }
+  return OkStatus();
+}
+
+Status GpuBench::AllocateBuffers() {
+  // nccl-tests allocates -e bytes for both buffers; every size's send and receive
+  // extents (with in-place offsets and the rotation) fit inside.
+  buffer_bytes_ = std::max<int64_t>(config_.max_bytes, 256);
+  for (LocalRank& r : ranks_) {
     COMMLENS_ASSIGN_OR_RETURN(r.send, AllocateNccl(r.device, buffer_bytes_));
     COMMLENS_ASSIGN_OR_RETURN(r.recv, AllocateNccl(r.device, buffer_bytes_));
     COMMLENS_ASSIGN_OR_RETURN(r.wrong, AllocateDevice(r.device, sizeof(unsigned long long)));
@@ -120,7 +130,6 @@ Status GpuBench::Allocate() {
       COMMLENS_ASSIGN_OR_RETURN(Event ev, CreateEvent(r.device));
       r.events.push_back(std::move(ev));
     }
-    ranks_.push_back(std::move(r));
   }
   return OkStatus();
 }

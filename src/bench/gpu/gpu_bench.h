@@ -63,8 +63,9 @@ class GpuBench {
   GpuBench(const GpuBench&) = delete;
   GpuBench& operator=(const GpuBench&) = delete;
 
-  // Picks devices, allocates, and creates the communicators (all ranks agree on
-  // success before NCCL is touched, so one rank's failure ends every rank quickly).
+  // Picks devices, creates the streams and communicators, then allocates the buffers
+  // (all ranks agree on success before NCCL is touched, so one rank's failure ends
+  // every rank quickly).
   Status Init(const LaunchInfo& launch);
   // Machine, GPUs and versions, gathered from every process.
   Result<RunInfo> Describe(const LaunchInfo& launch);
@@ -74,8 +75,9 @@ class GpuBench {
 
  private:
   Status SelectDevices(const LaunchInfo& launch);
-  Status Allocate();
+  Status CreateStreams();
   Status InitComms();
+  Status AllocateBuffers();
   Status Warmup(const CollectiveSpec& spec, RunFn run);
   Result<PlacementResult> Measure(const Step& step);
 
