@@ -6,15 +6,23 @@
 # .device/nccl-tests/nccl-tests-sm90.tar.xz (nccl-tests v2.19.6 built for sm_90, ~1 MB).
 # NCCL comes from the pip package (LD_LIBRARY_PATH), the same library for both tools.
 #
-# Steps, each bounded by a timeout, all within about 7 minutes:
-#   1. for each collective, 3 times: nccl-tests <coll>_perf -b 8 -e 1G -f 2 -g 4 -n 50 -w 10
-#      -c 1, then commlens bench <coll> with the same sweep (--json);
+# Steps, each bounded by a timeout:
+#   1. for each collective, the parity sweeps, each repeated with the two tools interleaved
+#      (nccl-tests <coll>_perf ... -g 4 -c 1, then commlens bench <coll> ... --json):
+#        small  -b 8   -e 16M -n 1000 -w 20   x 5   (BENCH_SMALL_ITERS, BENCH_SMALL_REPS)
+#        large  -b 32M -e 1G  -n 100  -w 10   x 3   (BENCH_LARGE_ITERS, BENCH_LARGE_REPS)
+#      A 1 MiB operation takes ~25 us here, so 100 iterations are a 2.5 ms window that one
+#      host hiccup moves by several percent; 1000 iterations make it 25 ms. BENCH_SWEEPS
+#      picks the sweeps ("small large" by default) so the two can go in separate calls;
 #   2. all_reduce in 4 processes (torchrun-style variables, TCP rendezvous), and the same
 #      under mpirun when it works;
 #   3. the bench GPU tests (bench_gpu_test);
 #   4. all_reduce with CUDA graphs (nccl-tests -G 1 against commlens --graph), if time is left;
 #   5. tests/bench/parity/compare_parity.py writes $OUT/bench/parity.md; the raw outputs go
-#      to $OUT/bench/raw.tar.gz.
+#      to $OUT/bench/raw.tar.gz. Raw folders of separate calls can be merged and compared
+#      again: compare_parity.py RAW_DIR...
+# BENCH_PARITY_ONLY=1 skips steps 2-4, BENCH_EXTRAS_ONLY=1 skips step 1; BENCH_BUDGET_S
+# (default 560) bounds the whole script.
 # --dry-run runs no GPU program: it prints the commands and feeds synthetic outputs to the
 # comparer, to test the script anywhere.
 set -u -o pipefail
@@ -31,11 +39,16 @@ OUTDIR=${OUT:-/tmp/commlens-bench-out}/bench
 WORK=$(mktemp -d /tmp/commlens-bench.XXXXXX)
 RAW=$WORK/raw
 NGPUS=4
-SWEEP=(-b 8 -e 1G -f 2 -n "${BENCH_ITERS:-50}" -w 10)
+SMALL_SWEEP=(-b 8 -e 16M -f 2 -n "${BENCH_SMALL_ITERS:-1000}" -w 20)
+SMALL_REPS=${BENCH_SMALL_REPS:-5}
+LARGE_SWEEP=(-b 32M -e 1G -f 2 -n "${BENCH_LARGE_ITERS:-100}" -w 10)
+LARGE_REPS=${BENCH_LARGE_REPS:-3}
+SWEEPS=${BENCH_SWEEPS:-small large}
+SWEEP=(-b 8 -e 1G -f 2 -n 50 -w 10)  # the graph-mode comparison
 PARITY_ONLY=${BENCH_PARITY_ONLY:-0}  # 1: only the parity sweeps (no multi-process, tests, graphs)
-REPS=${BENCH_REPS:-3}  # runs of each tool per collective; the comparer keeps each one's best
-COLLECTIVES=(all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv)
-BUDGET_S=${BENCH_BUDGET_S:-420}
+EXTRAS_ONLY=${BENCH_EXTRAS_ONLY:-0}  # 1: skip the parity sweeps
+COLLECTIVES=(${BENCH_COLLECTIVES:-all_reduce all_gather reduce_scatter alltoall broadcast reduce sendrecv})
+BUDGET_S=${BENCH_BUDGET_S:-560}
 START=$(date +%s)
 mkdir -p "$OUTDIR" "$RAW"
 
@@ -100,17 +113,33 @@ else
 fi
 
 # --- 1. single process, 4 GPUs: nccl-tests then commlens, per collective ----------------
-# Repetitions interleave the two tools (A B A B ...) so drift hits both alike.
+# Repetitions interleave the two tools (A B A B ...) so drift hits both alike. Raw files
+# are named <tool>_<coll>.<sweep><k>.<ext>; the comparer takes the median of each size
+# over the runs that cover it.
 # BENCH_TASKSET=LIST pins both tools to the same CPUs (taskset -c LIST).
 PIN=()
 [ -n "${BENCH_TASKSET:-}" ] && PIN=(taskset -c "$BENCH_TASKSET")
-for c in "${COLLECTIVES[@]}"; do
-  for k in $(seq 1 "$REPS"); do
-    run "nccl-tests_$c.$k" 60 "${PIN[@]}" "$NT/${c}_perf" "${SWEEP[@]}" -g $NGPUS -c 1
-    run "commlens_$c.$k" 60 "${PIN[@]}" "$COMMLENS" bench "$c" "${SWEEP[@]}" -g $NGPUS \
-      --timeout 45s --json "$RAW/commlens_$c.$k.json"
+parity_sweep() {  # NAME REPS SWEEP...
+  local sweep=$1 reps=$2
+  shift 2
+  # Repetition-major, so a budget cut costs every collective the same repetitions.
+  for k in $(seq 1 "$reps"); do
+    for c in "${COLLECTIVES[@]}"; do
+      run "nccl-tests_$c.$sweep$k" 90 "${PIN[@]}" "$NT/${c}_perf" "$@" -g $NGPUS -c 1
+      run "commlens_$c.$sweep$k" 90 "${PIN[@]}" "$COMMLENS" bench "$c" "$@" -g $NGPUS \
+        --timeout 60s --json "$RAW/commlens_$c.$sweep$k.json"
+    done
   done
-done
+}
+if [ "$EXTRAS_ONLY" != 1 ]; then
+  for sweep in $SWEEPS; do
+    case $sweep in
+      small) parity_sweep small "$SMALL_REPS" "${SMALL_SWEEP[@]}" ;;
+      large) parity_sweep large "$LARGE_REPS" "${LARGE_SWEEP[@]}" ;;
+      *) log "ERROR: unknown sweep $sweep (small, large)"; exit 1 ;;
+    esac
+  done
+fi
 
 if [ "$PARITY_ONLY" = 1 ]; then
   log "parity sweeps only (BENCH_PARITY_ONLY=1)"

@@ -8,10 +8,13 @@ Reads a folder of raw outputs:
   commlens_mpirun_all_reduce.json optional: the same under mpirun
   nccl-tests_graph_all_reduce.txt, commlens_graph_all_reduce.json   optional: CUDA graphs
   gpu_tests.txt                 optional: output of the bench GPU tests
-and writes a markdown report. With repetitions (nccl-tests_<coll>.<k>.txt and
-commlens_<coll>.<k>.json, the two tools run interleaved the same number of times), each
-tool's best result per size and placement (highest busbw; #wrong the most of any run) is
-compared, which takes the run-to-run noise of ~25 us operations out of the comparison. Criteria (docs/bench.md): for every size >= 1 MiB, our busbw
+and writes a markdown report. Repetitions are files named <stem>.<tag>.<ext> (for example
+nccl-tests_all_gather.small3.txt; scripts/device/bench.sh runs the two tools interleaved,
+in sweeps of different sizes and iteration counts). Each size is compared on the median
+of the runs that cover it (--stat best takes each tool's best instead), and each tool's
+spread over its runs, (max - min) / median of busbw, is shown beside it: the noise floor
+the comparison is read against. Several raw folders (from separate calls) may be given.
+Criteria (docs/bench.md): for every size >= 1 MiB, our busbw
 within 2% of nccl-tests' (out-of-place and in-place); small-message latency (mean
 out-of-place time over the non-empty sizes <= 1 KiB) no worse than nccl-tests' + 3%.
 
@@ -19,8 +22,11 @@ Python 3 standard library only. Exit status: 0 parity holds, 1 it does not, 2 in
 """
 
 import argparse
+import glob
 import json
 import os
+import re
+import statistics
 import sys
 
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce",
@@ -90,6 +96,11 @@ def fmt_pct(v):
     return "-" if v is None else f"{v:+.2f}%"
 
 
+def fmt_spread(side):
+    v = side.get("spread")
+    return "-" if v is None else f"{v:.1f}%"
+
+
 def small_latency(rows):
     times = [r["oop"]["time"] for s, r in sorted(rows.items()) if 0 < s <= LATENCY_MAX_SIZE
              and r["count"] > 0]
@@ -99,9 +110,10 @@ def small_latency(rows):
 def compare(name, theirs, ours):
     """Markdown section and summary of one collective."""
     lines = [f"### {name}", "",
-             "| size (B) | nccl-tests busbw oop | ours | diff | nccl-tests busbw ip | ours | diff "
+             "| size (B) | nccl-tests busbw oop | ours | diff | spread n-t/ours "
+             "| nccl-tests busbw ip | ours | diff | spread n-t/ours "
              "| nccl-tests time oop (us) | ours | ours p50 | ours p99 | #wrong n-t/ours |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     worst = {"oop": 0.0, "ip": 0.0}
     outside = []
     for size in sorted(set(theirs["rows"]) | set(ours["rows"])):
@@ -109,7 +121,7 @@ def compare(name, theirs, ours):
         o = ours["rows"].get(size)
         if t is None or o is None:
             lines.append(f"| {size} | missing in {'nccl-tests' if t is None else 'commlens'} "
-                         "| | | | | | | | | | |")
+                         "| | | | | | | | | | | | |")
             if size >= BW_MIN_SIZE:
                 outside.append(size)
             continue
@@ -122,7 +134,8 @@ def compare(name, theirs, ours):
                 if abs(d) > BW_TOLERANCE * 100:
                     mark = " **!**"
                     outside.append(size)
-            cells += [fmt(t[side]["busbw"]), fmt(o[side]["busbw"]), fmt_pct(d) + mark]
+            cells += [fmt(t[side]["busbw"]), fmt(o[side]["busbw"]), fmt_pct(d) + mark,
+                      f"{fmt_spread(t[side])}/{fmt_spread(o[side])}"]
         wrong = lambda v: "N/A" if v is None else str(int(v))
         cells += [fmt(t["oop"]["time"]), fmt(o["oop"]["time"]), fmt(o["oop"]["p50"]),
                   fmt(o["oop"]["p99"]),
@@ -158,13 +171,21 @@ def summary_table(summaries):
     return lines
 
 
-def multi_process_section(raw, reference):
+def find(raws, file):
+    """The first of the raw folders' |file| that exists, else the first folder's path."""
+    for raw in raws:
+        if os.path.exists(os.path.join(raw, file)):
+            return os.path.join(raw, file)
+    return os.path.join(raws[0], file)
+
+
+def multi_process_section(raws, reference):
     lines = []
     for label, file in (("4 processes, torchrun-style variables + TCP rendezvous",
                          "commlens_mp_all_reduce.json"),
                         ("4 processes under mpirun (env/TCP mode)",
                          "commlens_mpirun_all_reduce.json")):
-        path = os.path.join(raw, file)
+        path = find(raws, file)
         if not os.path.exists(path):
             lines += [f"### all_reduce, {label}", "", "not run or no output (see raw logs)", ""]
             continue
@@ -187,9 +208,9 @@ def multi_process_section(raw, reference):
     return lines
 
 
-def graph_section(raw):
-    t_path = os.path.join(raw, "nccl-tests_graph_all_reduce.txt")
-    o_path = os.path.join(raw, "commlens_graph_all_reduce.json")
+def graph_section(raws):
+    t_path = find(raws, "nccl-tests_graph_all_reduce.txt")
+    o_path = find(raws, "commlens_graph_all_reduce.json")
     if not (os.path.exists(t_path) and os.path.exists(o_path)):
         return ["### all_reduce with CUDA graphs", "", "not run or no output", ""]
     with open(t_path) as f:
@@ -201,44 +222,58 @@ def graph_section(raw):
                     f"ip {s['worst_ip']:.2f}%", ""]
 
 
-def best_of(runs):
-    """Merges repetitions of one tool: per size and side the highest-busbw row."""
-    if len(runs) == 1:
-        return runs[0]
+def merge_runs(runs, stat="median"):
+    """Merges repetitions of one tool: per size and side the median (or best) busbw over
+    the runs that cover the size, with the run's time and percentiles, the spread
+    ((max - min) / median busbw, in %) and the most wrong elements of any run."""
     merged = dict(runs[0])
     merged["rows"] = {}
     for size in set().union(*(r["rows"] for r in runs)):
         rows = [r["rows"][size] for r in runs if size in r["rows"]]
-        out = {"size": size, "count": rows[0]["count"]}
+        out = {"size": size, "count": rows[0]["count"], "runs": len(rows)}
         for side in ("oop", "ip"):
-            best = max(rows, key=lambda r: r[side]["busbw"])[side]
+            by_bw = sorted(rows, key=lambda r: r[side]["busbw"])
+            pick = by_bw[-1] if stat == "best" else by_bw[(len(by_bw) - 1) // 2]
+            chosen = dict(pick[side])
+            bws = [r[side]["busbw"] for r in rows]
+            if stat != "best" and len(bws) % 2 == 0:  # even count: the middle two's mean
+                chosen["busbw"] = statistics.median(bws)
+                chosen["time"] = statistics.median(r[side]["time"] for r in rows)
+            mid = statistics.median(bws)
+            chosen["spread"] = (max(bws) - min(bws)) / mid * 100.0 if len(bws) > 1 and mid \
+                else None
             wrongs = [r[side]["wrong"] for r in rows if r[side]["wrong"] is not None]
-            out[side] = dict(best, wrong=max(wrongs) if wrongs else None)
+            chosen["wrong"] = max(wrongs) if wrongs else None
+            out[side] = chosen
         merged["rows"][size] = out
     merged["repetitions"] = len(runs)
     return merged
 
 
-def rep_paths(raw, stem, ext):
-    """stem.ext, or stem.1.ext, stem.2.ext, ... when repeated."""
-    single = os.path.join(raw, f"{stem}.{ext}")
-    if os.path.exists(single):
-        return [single]
-    paths, k = [], 1
-    while os.path.exists(os.path.join(raw, f"{stem}.{k}.{ext}")):
-        paths.append(os.path.join(raw, f"{stem}.{k}.{ext}"))
-        k += 1
+def rep_paths(raws, stem, ext):
+    """Every stem.ext and stem.<tag>.ext in the raw folders, in a stable order."""
+    paths = []
+    for raw in raws:
+        single = os.path.join(raw, f"{stem}.{ext}")
+        if os.path.exists(single):
+            paths.append(single)
+        tagged = glob.glob(os.path.join(glob.escape(raw), f"{glob.escape(stem)}.*.{ext}"))
+        pattern = re.compile(re.escape(stem) + r"\.([A-Za-z]*\d+)\." + re.escape(ext) + "$")
+        paths += sorted(p for p in tagged if pattern.search(os.path.basename(p)))
     return paths
 
 
-def build_report(raw):
+def build_report(raws, stat="median"):
+    if isinstance(raws, str):
+        raws = [raws]
     sections, summaries, reference = [], [], {}
     version = None
+    sweeps = {}
     missing = []
     machine = None
     for name in COLLECTIVES:
-        t_paths = rep_paths(raw, f"nccl-tests_{name}", "txt")
-        o_paths = rep_paths(raw, f"commlens_{name}", "json")
+        t_paths = rep_paths(raws, f"nccl-tests_{name}", "txt")
+        o_paths = rep_paths(raws, f"commlens_{name}", "json")
         if not t_paths or not o_paths:
             missing.append(name)
             sections += [f"### {name}", "", "missing output (see raw logs)", ""]
@@ -247,13 +282,13 @@ def build_report(raw):
         for t_path in t_paths:
             with open(t_path) as f:
                 theirs_runs.append(parse_nccl_tests(f.read()))
-        theirs = best_of(theirs_runs)
+        theirs = merge_runs(theirs_runs, stat)
         try:
             ours_runs = []
             for o_path in o_paths:
                 with open(o_path) as f:
                     ours_runs.append(parse_commlens(json.load(f), name))
-            ours = best_of(ours_runs)
+            ours = merge_runs(ours_runs, stat)
         except (ValueError, KeyError, json.JSONDecodeError) as e:
             missing.append(name)
             sections += [f"### {name}", "", f"unreadable commlens output: {e}", ""]
@@ -261,6 +296,12 @@ def build_report(raw):
         if machine is None:
             machine = ours["doc"]
             version = theirs["version"]
+            sweeps = {}
+            for run in ours_runs:
+                a = run["doc"]["args"]
+                key = (f"{a['min_bytes']}..{a['max_bytes']} x{a['step_factor']}, iters "
+                       f"{a['iters']}, warmup {a['warmup']}, check {a['check']}")
+                sweeps[key] = sweeps.get(key, 0) + 1
         lines, s = compare(name, theirs, ours)
         sections += lines
         summaries.append(s)
@@ -273,11 +314,12 @@ def build_report(raw):
         out += [f"- machine: {', '.join(machine['machine']['hosts'])}, {len(gpus)} x "
                 f"{gpus[0]['name'] if gpus else '?'}; NCCL {machine['nccl']['version']} "
                 f"(commlens), {version or 'nccl-tests version line missing'}",
-                f"- commlens args: iters {machine['args']['iters']}, warmup "
-                f"{machine['args']['warmup']}, sizes {machine['args']['min_bytes']}.."
-                f"{machine['args']['max_bytes']} x{machine['args']['step_factor']}, check "
-                f"{machine['args']['check']}; repetitions per tool "
-                f"{reference.get('ours', {}).get('repetitions', 1)} (interleaved; best per size)",
+                "- sweeps (the same arguments for both tools; runs per tool and collective, "
+                "the tools interleaved): "
+                + "; ".join(f"sizes {k}: {n} run(s)" for k, n in sweeps.items()),
+                f"- per size: the {'median' if stat != 'best' else 'best'} busbw of each "
+                "tool's runs that cover the size; spread = (max - min) / median busbw over "
+                "those runs",
                 "- busbw diff = (ours - nccl-tests) / nccl-tests; criterion |diff| <= 2% for "
                 "sizes >= 1 MiB; small-message latency = mean out-of-place time over non-empty "
                 "sizes <= 1 KiB, criterion ours <= nccl-tests + 3%", ""]
@@ -289,9 +331,9 @@ def build_report(raw):
             f"{sum(s['ours_wrong'] for s in summaries)}**"
             + (f"; missing: {', '.join(missing)}" if missing else ""), ""]
     out += ["## Per collective", ""] + sections
-    out += ["## Multi-process", ""] + multi_process_section(raw, reference)
-    out += ["## CUDA graph mode", ""] + graph_section(raw)
-    gpu_tests = os.path.join(raw, "gpu_tests.txt")
+    out += ["## Multi-process", ""] + multi_process_section(raws, reference)
+    out += ["## CUDA graph mode", ""] + graph_section(raws)
+    gpu_tests = find(raws, "gpu_tests.txt")
     if os.path.exists(gpu_tests):
         with open(gpu_tests) as f:
             tail = [l for l in f.read().splitlines() if "PASSED" in l or "FAILED" in l
@@ -305,10 +347,12 @@ def build_report(raw):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("raw", help="folder with the raw outputs")
+    p.add_argument("raw", nargs="+", help="folder(s) with the raw outputs")
+    p.add_argument("--stat", choices=["median", "best"], default="median",
+                   help="per size, compare the median of the runs (default) or each tool's best")
     p.add_argument("--out", help="markdown file to write (default: stdout only)")
     args = p.parse_args(argv)
-    report, status = build_report(args.raw)
+    report, status = build_report(args.raw, args.stat)
     if args.out:
         with open(args.out, "w") as f:
             f.write(report)

@@ -36,7 +36,7 @@ class CompareParityTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             make_fixture.write(d)
             report, status = run(d)
-        self.assertEqual(status, 0, report)
+        self.assertEqual(status, 0)
         self.assertIn("busbw parity: PASS; small-message latency: PASS", report)
         self.assertIn("### all_reduce, 4 processes", report)
 
@@ -71,6 +71,43 @@ class CompareParityTest(unittest.TestCase):
             report, status = run(d)
         self.assertEqual(status, 2)
         self.assertIn("missing: sendrecv", report)
+
+    def tagged_runs(self, folder, scales):
+        """One run per scale, written as <stem>.small<k>.<ext> (bench.sh's names)."""
+        for k, scale in enumerate(scales, 1):
+            with tempfile.TemporaryDirectory() as d:
+                make_fixture.write(d, {"all_gather": scale})
+                for name in os.listdir(d):
+                    stem, ext = name.rsplit(".", 1)
+                    os.rename(os.path.join(d, name), os.path.join(folder, f"{stem}.small{k}.{ext}"))
+
+    def test_median_of_runs_ignores_one_outlier(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.tagged_runs(d, [1.0, 1.10, 1.0])
+            report, status = run(d)
+        self.assertEqual(status, 0)
+        self.assertIn("sizes 8..67108864 x2, iters 20, warmup 5, check True: 3 run(s)", report)
+        self.assertIn("| 0.0%/9.1% |", report)  # all_gather's spread: ours moved, nccl-tests not
+
+    def test_median_follows_the_majority_of_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.tagged_runs(d, [1.10, 1.10, 1.0])
+            report, status = run(d)
+            _, best_status = compare_parity.build_report(d, "best")
+        self.assertEqual(status, 1)
+        self.assertIn("| all_gather | 7 | 9.09%", report)
+        self.assertEqual(best_status, 0)  # the best run alone matches
+
+    def test_merges_raw_folders_of_separate_calls(self):
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+            make_fixture.write(a)
+            for name in os.listdir(a):
+                if name.startswith("commlens_"):
+                    os.rename(os.path.join(a, name), os.path.join(b, name))
+            with redirect_stdout(io.StringIO()):
+                report, status = compare_parity.build_report([a, b])
+        self.assertEqual(status, 0)
+        self.assertIn("### all_reduce, 4 processes", report)
 
     def test_rejects_foreign_json(self):
         with self.assertRaises(ValueError):
