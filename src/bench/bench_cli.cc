@@ -42,6 +42,11 @@ void AddBenchOptions(CLI::App& app, BenchCliArgs* a) {
                  fmt::format("Timed iterations per size (default {})", d.iters));
   app.add_option("-w,--warmup", c.warmup,
                  fmt::format("Warm-up iterations per size (default {})", d.warmup));
+  app.add_option("--spin-up", a->spin_up,
+                 fmt::format("Run the largest size this long before each collective's warm-up, "
+                             "so the first sizes are timed at steady clocks; 0 turns it off "
+                             "(default {} ms)",
+                             d.spin_up.count()));
   app.add_flag("--check,!--no-check", c.check,
                "Check every result against exact expected values (default on)");
   app.add_option("-c", a->check_level, "nccl-tests style: -c 0 disables the check");
@@ -102,6 +107,11 @@ Result<BenchConfig> BuildConfig(const BenchCliArgs& a) {
     Result<std::chrono::milliseconds> t = ParseDuration(a.timeout);
     if (!t.ok()) return UsageError(t.status().message());
     c.timeout = *t;
+  }
+  if (!a.spin_up.empty()) {
+    Result<std::chrono::milliseconds> t = ParseDuration(a.spin_up);
+    if (!t.ok()) return UsageError(t.status().message());
+    c.spin_up = *t;
   }
   if (!a.launcher.empty()) {
     auto l = LauncherFromName(a.launcher);

@@ -22,6 +22,7 @@ struct BenchCliArgs {
   std::string dtype;
   std::string op;
   std::string timeout;
+  std::string spin_up;
   std::string launcher;
   int check_level = -1;  // nccl-tests' -c N; -1: not given
 };

@@ -197,6 +197,7 @@ Status Validate(const BenchConfig& c) {
   if (c.gpus_per_process < 0) return Error("-g/--ngpus must be >= 1");
   if (c.iters < 1) return Error("-n/--iters must be >= 1");
   if (c.warmup < 0) return Error("-w/--warmup must be >= 0");
+  if (c.spin_up.count() < 0) return Error("--spin-up must be >= 0");
   if (c.root < 0) return Error("-r/--root must be >= 0");
   if (c.timeout.count() <= 0) return Error("--timeout must be positive");
   if (c.port < 0 || c.port > 65535) return Error("--port must be in [0, 65535]");

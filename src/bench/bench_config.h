@@ -58,6 +58,9 @@ struct BenchConfig {
   int root = 0;
   int iters = 20;                 // nccl-tests -n default
   int warmup = 5;                 // nccl-tests -w default is 1
+  // Busy time at the largest size before each collective's warm-up, so that the first
+  // sizes are not timed while clocks still ramp up after communicator setup (0: none).
+  std::chrono::milliseconds spin_up{300};
   bool check = true;
   bool graph = false;
   std::string json_path;

@@ -33,7 +33,8 @@ json ConfigToJson(const BenchConfig& c) {
           {"step_bytes", c.step_bytes},    {"gpus_per_process", c.gpus_per_process},
           {"dtype", Info(c.dtype).name},   {"op", RedOpName(c.op)},
           {"root", c.root},                {"iters", c.iters},
-          {"warmup", c.warmup},            {"check", c.check},
+          {"warmup", c.warmup},            {"spin_up_s", c.spin_up.count() / 1000.0},
+          {"check", c.check},
           {"graph", c.graph},              {"timeout_s", c.timeout.count() / 1000.0},
           {"launcher", LauncherName(c.launcher)}, {"port", c.port},
           {"json_path", c.json_path}};
@@ -153,6 +154,10 @@ BenchConfig ConfigFromJson(Reader& rd, const json& j) {
   c.root = rd.Get<int>(j, "root", w);
   c.iters = rd.Get<int>(j, "iters", w);
   c.warmup = rd.Get<int>(j, "warmup", w);
+  // Documents written before --spin-up existed had none.
+  c.spin_up = j.contains("spin_up_s") ? std::chrono::milliseconds(static_cast<int64_t>(
+                                            std::llround(rd.Get<double>(j, "spin_up_s", w) * 1000)))
+                                      : std::chrono::milliseconds(0);
   c.check = rd.Get<bool>(j, "check", w);
   c.graph = rd.Get<bool>(j, "graph", w);
   c.timeout = std::chrono::milliseconds(

@@ -47,7 +47,8 @@ TEST(BenchCli, LongOptions) {
   Result<BenchConfig> c =
       Parse({"broadcast", "reduce", "--minbytes", "1K", "--maxbytes", "64M", "--root", "1",
              "--graph", "--no-check", "--json", "out.json", "--timeout", "90s", "--launcher",
-             "env", "--port", "31000", "--stepfactor", "1", "--stepbytes", "4M"});
+             "env", "--port", "31000", "--stepfactor", "1", "--stepbytes", "4M", "--spin-up",
+             "0"});
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->collectives,
             (std::vector<model::CommOp>{model::CommOp::kBroadcast, model::CommOp::kReduce}));
@@ -58,6 +59,7 @@ TEST(BenchCli, LongOptions) {
   EXPECT_FALSE(c->check);
   EXPECT_EQ(c->json_path, "out.json");
   EXPECT_EQ(c->timeout.count(), 90000);
+  EXPECT_EQ(c->spin_up.count(), 0);
   EXPECT_EQ(c->launcher, Launcher::kEnv);
   EXPECT_EQ(c->port, 31000);
   EXPECT_EQ(c->step_factor, 1);
@@ -80,6 +82,7 @@ TEST(BenchCli, BadValuesAreUsageErrorsNamingThem) {
                                          {{"-d", "float128"}, "float128"},
                                          {{"-o", "avg"}, "avg"},
                                          {{"--timeout", "soon"}, "soon"},
+                                         {{"--spin-up", "-1s"}, "-1s"},
                                          {{"--launcher", "pigeon"}, "pigeon"},
                                          {{"-n", "0"}, "--iters"},
                                          {{"-b", "1M", "-e", "1K"}, "--maxbytes"}}) {

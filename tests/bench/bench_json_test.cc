@@ -32,6 +32,7 @@ TEST(BenchJson, SelfDescribingHeader) {
   EXPECT_EQ(j["gpus"][1]["pci_bus_id"], "0000:2A:00.0");
   EXPECT_EQ(j["args"]["collectives"][1], "alltoall");
   EXPECT_EQ(j["args"]["timeout_s"], 30.0);
+  EXPECT_EQ(j["args"]["spin_up_s"], 0.3);
   EXPECT_EQ(j["collectives"][0]["results"][1]["in_place"]["wrong"], 3);
   EXPECT_TRUE(j["collectives"][1]["results"][0]["in_place"]["wrong"].is_null());
   EXPECT_EQ(j["wrong_total"], 3);
@@ -54,6 +55,12 @@ TEST(BenchJson, ErrorsNameTheSourceAndField) {
   j["schema"] = "something.else";
   EXPECT_FALSE(ParseBenchReport(j.dump(), "x").ok());
   EXPECT_FALSE(ParseBenchReport("[1, 2", "x").ok());
+  // A document from before --spin-up existed reads as no spin-up.
+  j = nlohmann::json::parse(BenchReportToJson(testing::SampleReport(nullptr)));
+  j["args"].erase("spin_up_s");
+  Result<BenchReport> old = ParseBenchReport(j.dump(), "old.json");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->config.spin_up.count(), 0);
   j = nlohmann::json::parse(BenchReportToJson(testing::SampleReport(nullptr)));
   j["machine"]["nranks"] = "two";
   EXPECT_NE(ParseBenchReport(j.dump(), "x").status().message().find("machine.nranks"),

@@ -420,6 +420,35 @@ Result<PlacementResult> GpuBench::Measure(const Step& s) {
   return p;
 }
 
+Status GpuBench::SpinUp(const CollectiveSpec& spec, RunFn run) {
+  // Communicator setup leaves the GPUs and the CPU idle for seconds, and a few
+  // milliseconds of warm-up do not bring their clocks back: on the 4 x H200 machine the
+  // first sizes timed were 30-50% slow in a quarter of the runs (docs/bench.md). So the
+  // collective runs at the largest size for about --spin-up first. Every rank must make
+  // the same calls, so the count comes from a short calibration whose slowest time all
+  // ranks agree on, not from each rank's own clock.
+  if (config_.spin_up.count() == 0) return OkStatus();
+  constexpr int kCalibrationOps = 4;
+  constexpr int64_t kMaxOps = 1'000'000;
+  Watchdog::Guard guard(watchdog_, fmt::format("{} spin-up", spec.name),
+                        config_.timeout + config_.spin_up + kWatchdogSlack);
+  const int64_t size = SizeSweep(config_).back();
+  Step s{&spec, run, spec.counts(size / elt_size_, elt_size_, nranks_), 0, false};
+  const std::string what = fmt::format("{} spin-up at {} bytes", spec.name, size);
+  auto t0 = Clock::now();
+  for (int i = 0; i < kCalibrationOps; ++i) COMMLENS_RETURN_IF_ERROR(Enqueue(s, i));
+  COMMLENS_RETURN_IF_ERROR(Sync(what));
+  const double mine = std::chrono::duration<double>(Clock::now() - t0).count() / kCalibrationOps;
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<double> per_op,
+                            AllReduceMax(boot_, std::span<const double>(&mine, 1)));
+  const double target = std::chrono::duration<double>(config_.spin_up).count();
+  const int64_t ops = std::clamp<int64_t>(
+      static_cast<int64_t>(target / std::max(per_op[0], 1e-9)) - kCalibrationOps, 0, kMaxOps);
+  for (int64_t i = 0; i < ops; ++i)
+    COMMLENS_RETURN_IF_ERROR(Enqueue(s, static_cast<int>(i % (1 << 30))));
+  return Sync(what);
+}
+
 Status GpuBench::Warmup(const CollectiveSpec& spec, RunFn run) {
   // nccl-tests warms up every size of a x2 sweep before measuring any.
   Watchdog::Guard guard(watchdog_, fmt::format("{} warm-up", spec.name),
@@ -437,6 +466,7 @@ Status GpuBench::RunCollective(const CollectiveSpec& spec, Reporter& reporter) {
   RunFn run = RunnerFor(spec.op);
   if (!run) return Error(fmt::format("no run function for {}", spec.name));
   reporter.BeginCollective(spec, config_, nranks_);
+  COMMLENS_RETURN_IF_ERROR(SpinUp(spec, run));
   COMMLENS_RETURN_IF_ERROR(Warmup(spec, run));
   for (int64_t size : SizeSweep(config_)) {
     CollCounts counts = spec.counts(size / elt_size_, elt_size_, nranks_);

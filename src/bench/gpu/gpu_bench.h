@@ -1,6 +1,8 @@
 // The GPU driver: one object owns this process's GPUs (a stream, send/receive buffers,
 // events and an NCCL communicator each) and runs the collective table over the size
-// sweep. For each size and placement (out-of-place, then in-place) it:
+// sweep. Before each collective it runs the largest size for --spin-up and then the
+// warm-up iterations of every size; for each size and placement (out-of-place, then
+// in-place) it:
 //   1. fills the inputs (when checking), runs one untimed op, waits, and barriers;
 //   2. times |iters| back-to-back enqueues with the host clock and divides (nccl-tests'
 //      method, reference/nccl.md §5.4), averaging over processes; with --graph the
@@ -78,6 +80,7 @@ class GpuBench {
   Status CreateStreams();
   Status InitComms();
   Status AllocateBuffers();
+  Status SpinUp(const CollectiveSpec& spec, RunFn run);
   Status Warmup(const CollectiveSpec& spec, RunFn run);
   Result<PlacementResult> Measure(const Step& step);
 
