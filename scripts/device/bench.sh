@@ -11,6 +11,10 @@
 #      (nccl-tests <coll>_perf ... -g 4 -c 1, then commlens bench <coll> ... --json):
 #        small  -b 8   -e 16M -n 1000 -w 20   x 5   (BENCH_SMALL_ITERS, BENCH_SMALL_REPS)
 #        large  -b 32M -e 1G  -n 100  -w 10   x 3   (BENCH_LARGE_ITERS, BENCH_LARGE_REPS)
+#        focus  -b 256K -e 16M -n 2000 -w 20  x 7   (BENCH_FOCUS_ITERS, BENCH_FOCUS_REPS)
+#      "focus" adds runs where the operations last 22-45 us and the machine's run-to-run
+#      noise is largest (1-4 MiB; the two sizes below it absorb the start-of-run slowdown);
+#      it uses the small sweep's -e, so the buffers rotate the same way and runs pool.
 #      A 1 MiB operation takes ~25 us here, so 100 iterations are a 2.5 ms window that one
 #      host hiccup moves by several percent; 1000 iterations make it 25 ms. BENCH_SWEEPS
 #      picks the sweeps ("small large" by default) so the two can go in separate calls;
@@ -43,6 +47,8 @@ SMALL_SWEEP=(-b 8 -e 16M -f 2 -n "${BENCH_SMALL_ITERS:-1000}" -w 20)
 SMALL_REPS=${BENCH_SMALL_REPS:-5}
 LARGE_SWEEP=(-b 32M -e 1G -f 2 -n "${BENCH_LARGE_ITERS:-100}" -w 10)
 LARGE_REPS=${BENCH_LARGE_REPS:-3}
+FOCUS_SWEEP=(-b 256K -e 16M -f 2 -n "${BENCH_FOCUS_ITERS:-2000}" -w 20)
+FOCUS_REPS=${BENCH_FOCUS_REPS:-7}
 SWEEPS=${BENCH_SWEEPS:-small large}
 SWEEP=(-b 8 -e 1G -f 2 -n 50 -w 10)  # the graph-mode comparison
 PARITY_ONLY=${BENCH_PARITY_ONLY:-0}  # 1: only the parity sweeps (no multi-process, tests, graphs)
@@ -136,7 +142,8 @@ if [ "$EXTRAS_ONLY" != 1 ]; then
     case $sweep in
       small) parity_sweep small "$SMALL_REPS" "${SMALL_SWEEP[@]}" ;;
       large) parity_sweep large "$LARGE_REPS" "${LARGE_SWEEP[@]}" ;;
-      *) log "ERROR: unknown sweep $sweep (small, large)"; exit 1 ;;
+      focus) parity_sweep focus "$FOCUS_REPS" "${FOCUS_SWEEP[@]}" ;;
+      *) log "ERROR: unknown sweep $sweep (small, large, focus)"; exit 1 ;;
     esac
   done
 fi
