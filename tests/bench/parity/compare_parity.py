@@ -25,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import random
 import re
 import statistics
 import sys
@@ -35,6 +36,26 @@ BW_TOLERANCE = 0.02
 BW_MIN_SIZE = 1 << 20
 LATENCY_MAX_SIZE = 1024
 LATENCY_TOLERANCE = 0.03
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_MIN_RUNS = 3
+
+
+def bootstrap_ci(ours, theirs, seed):
+    """95% bootstrap interval of (median(ours) / median(theirs) - 1) in %, resampling each
+    tool's runs with replacement; None with fewer than BOOTSTRAP_MIN_RUNS runs a side."""
+    if len(ours) < BOOTSTRAP_MIN_RUNS or len(theirs) < BOOTSTRAP_MIN_RUNS:
+        return None
+    rng = random.Random(seed)
+    diffs = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        o = statistics.median(rng.choices(ours, k=len(ours)))
+        t = statistics.median(rng.choices(theirs, k=len(theirs)))
+        if t > 0:
+            diffs.append((o / t - 1.0) * 100.0)
+    diffs.sort()
+    if not diffs:
+        return None
+    return diffs[int(0.025 * len(diffs))], diffs[int(0.975 * len(diffs)) - 1]
 
 
 def _number(text):
@@ -116,6 +137,7 @@ def compare(name, theirs, ours):
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     worst = {"oop": 0.0, "ip": 0.0}
     outside = []
+    noise, resolved = [], []  # sizes outside 2%: the runs cannot tell the tools apart / can
     for size in sorted(set(theirs["rows"]) | set(ours["rows"])):
         t = theirs["rows"].get(size)
         o = ours["rows"].get(size)
@@ -134,6 +156,12 @@ def compare(name, theirs, ours):
                 if abs(d) > BW_TOLERANCE * 100:
                     mark = " **!**"
                     outside.append(size)
+                    ci = bootstrap_ci(o[side].get("samples", []), t[side].get("samples", []),
+                                      seed=size * 2 + (side == "ip"))
+                    if ci is not None:
+                        mark += f" (CI {ci[0]:+.1f}..{ci[1]:+.1f})"
+                    (noise if ci is not None and ci[0] <= 0 <= ci[1] else resolved).append(
+                        f"{size} {side}")
             cells += [fmt(t[side]["busbw"]), fmt(o[side]["busbw"]), fmt_pct(d) + mark,
                       f"{fmt_spread(t[side])}/{fmt_spread(o[side])}"]
         wrong = lambda v: "N/A" if v is None else str(int(v))
@@ -149,6 +177,7 @@ def compare(name, theirs, ours):
         "sizes": sum(1 for s in ours["rows"] if s >= BW_MIN_SIZE),
         "worst_oop": worst["oop"], "worst_ip": worst["ip"],
         "bw_ok": not outside,
+        "outside": len(outside), "noise": noise, "resolved": resolved,
         "lat_theirs": lat_t, "lat_ours": lat_o, "lat_diff": lat_d,
         "lat_ok": lat_d is not None and lat_d <= LATENCY_TOLERANCE * 100,
         "ours_wrong": ours_wrong, "theirs_wrong": theirs.get("wrong"),
@@ -159,13 +188,16 @@ def compare(name, theirs, ours):
 
 def summary_table(summaries):
     lines = ["| collective | sizes >= 1 MiB | max abs diff busbw oop | in-place | busbw within 2% "
+             "| outside 2%: within noise / resolved "
              "| small-msg latency nccl-tests (us) | ours (us) | diff | latency no worse "
              "| #wrong ours |",
-             "|---|---:|---:|---:|---|---:|---:|---:|---|---:|"]
+             "|---|---:|---:|---:|---|---|---:|---:|---:|---|---:|"]
     for s in summaries:
         lines.append(
             f"| {s['name']} | {s['sizes']} | {s['worst_oop']:.2f}% | {s['worst_ip']:.2f}% "
-            f"| {'yes' if s['bw_ok'] else '**NO**'} | {fmt(s['lat_theirs'])} | {fmt(s['lat_ours'])} "
+            f"| {'yes' if s['bw_ok'] else '**NO**'} "
+            f"| {len(s['noise'])} / {len(s['resolved'])} "
+            f"| {fmt(s['lat_theirs'])} | {fmt(s['lat_ours'])} "
             f"| {fmt_pct(s['lat_diff'])} | {'yes' if s['lat_ok'] else '**NO**'} "
             f"| {s['ours_wrong']} |")
     return lines
@@ -242,6 +274,7 @@ def merge_runs(runs, stat="median"):
             mid = statistics.median(bws)
             chosen["spread"] = (max(bws) - min(bws)) / mid * 100.0 if len(bws) > 1 and mid \
                 else None
+            chosen["samples"] = bws
             wrongs = [r[side]["wrong"] for r in rows if r[side]["wrong"] is not None]
             chosen["wrong"] = max(wrongs) if wrongs else None
             out[side] = chosen
@@ -322,7 +355,10 @@ def build_report(raws, stat="median"):
                 "those runs",
                 "- busbw diff = (ours - nccl-tests) / nccl-tests; criterion |diff| <= 2% for "
                 "sizes >= 1 MiB; small-message latency = mean out-of-place time over non-empty "
-                "sizes <= 1 KiB, criterion ours <= nccl-tests + 3%", ""]
+                "sizes <= 1 KiB, criterion ours <= nccl-tests + 3%",
+                f"- a diff outside 2% shows its 95% bootstrap interval (CI, {BOOTSTRAP_RESAMPLES} "
+                "resamples of each tool's runs): *within noise* when the interval holds 0 (the "
+                "runs cannot tell the tools apart), *resolved* when it does not", ""]
     out += ["## Summary", ""] + summary_table(summaries) + [""]
     bw_ok = all(s["bw_ok"] for s in summaries) and not missing
     lat_ok = all(s["lat_ok"] for s in summaries) and not missing
@@ -330,6 +366,12 @@ def build_report(raws, stat="median"):
             f"{'PASS' if lat_ok else 'FAIL'}; wrong elements (ours): "
             f"{sum(s['ours_wrong'] for s in summaries)}**"
             + (f"; missing: {', '.join(missing)}" if missing else ""), ""]
+    resolved = [f"{s['name']} {r}" for s in summaries for r in s["resolved"]]
+    noisy = sum(len(s["noise"]) for s in summaries)
+    cases = sum(2 * s["sizes"] for s in summaries)
+    out += [f"Of {cases} size x placement cases >= 1 MiB, {sum(s['outside'] for s in summaries)} "
+            f"are outside 2%: {noisy} within the runs' noise, {len(resolved)} resolved"
+            + (f" ({', '.join(resolved)})" if resolved else "") + ".", ""]
     out += ["## Per collective", ""] + sections
     out += ["## Multi-process", ""] + multi_process_section(raws, reference)
     out += ["## CUDA graph mode", ""] + graph_section(raws)
