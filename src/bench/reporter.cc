@@ -105,6 +105,16 @@ std::string FormatFooter(const BenchReport& report) {
   return fmt::format("#\n# Out of bounds values : {} {}\n", wrong, wrong ? "FAILED" : "OK");
 }
 
+std::string FormatReport(const BenchReport& report) {
+  std::string s = FormatRunHeader(report.run, report.config);
+  for (const CollectiveResult& c : report.collectives) {
+    s += FormatTableHeader(c, report.run.nranks);
+    for (const SizeResult& row : c.rows) s += FormatRow(c, row);
+    s += FormatSummary(c);
+  }
+  return s + FormatFooter(report);
+}
+
 void Reporter::Print(const std::string& text) {
   if (!out_) return;
   std::fputs(text.c_str(), out_);

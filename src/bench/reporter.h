@@ -40,5 +40,7 @@ std::string FormatTableHeader(const CollectiveResult& collective, int nranks);
 std::string FormatRow(const CollectiveResult& collective, const SizeResult& row);
 std::string FormatSummary(const CollectiveResult& collective);
 std::string FormatFooter(const BenchReport& report);
+// The whole table of a finished run, as the reporter printed it (`commlens report --bench`).
+std::string FormatReport(const BenchReport& report);
 
 }  // namespace commlens::bench

@@ -7,7 +7,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "commlens: where the time of a distributed GPU training job goes.\n"
       "Imports PyTorch profiler (Kineto) traces and commlens recordings, analyzes compute,\n"
-      "communication and idle time per rank, benchmarks collectives and inspects the topology.\n"
+      "communication and idle time per rank, benchmarks collectives (and compares saved runs)\n"
+      "and inspects the topology.\n"
       "Run 'commlens VERB --help' for each verb.",
       "commlens"};
   app.set_version_flag("--version", "commlens " COMMLENS_VERSION);
@@ -18,6 +19,9 @@ int main(int argc, char** argv) {
 #endif
 #if COMMLENS_HAS_BENCH
   commlens::cli::AddBenchVerb(app, &exit_code);
+#endif
+#if COMMLENS_HAS_REPORT
+  commlens::cli::AddReportVerb(app, &exit_code);
 #endif
 #if COMMLENS_HAS_TOPO
   commlens::cli::AddTopoVerb(app, &exit_code);

@@ -8,6 +8,7 @@ namespace commlens::cli {
 
 void AddAnalyzeVerb(CLI::App& app, int* exit_code);
 void AddBenchVerb(CLI::App& app, int* exit_code);
+void AddReportVerb(CLI::App& app, int* exit_code);
 void AddTopoVerb(CLI::App& app, int* exit_code);
 
 }  // namespace commlens::cli
