@@ -24,6 +24,10 @@ void NoteIfDifferent(std::vector<std::string>* notes, const char* what, const st
 
 std::vector<std::string> SetupNotes(const BenchReport& run, const BenchReport& base) {
   std::vector<std::string> notes;
+  NoteIfDifferent(&notes, "tool", "commlens " + run.run.tool_version,
+                  base.run.tool_version.starts_with("nccl-tests")
+                      ? base.run.tool_version
+                      : "commlens " + base.run.tool_version);
   NoteIfDifferent(&notes, "ranks", std::to_string(run.run.nranks),
                   std::to_string(base.run.nranks));
   NoteIfDifferent(&notes, "processes x GPUs",

@@ -1,5 +1,6 @@
 // commlens report --bench: a benchmark run's JSON shown again as its table, or held
-// against a baseline run with an optional regression gate (src/bench/bench_compare.h).
+// against a baseline (another run, or nccl-tests' output) with an optional regression
+// gate (src/bench/bench_compare.h, nccl_tests_log.h).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "bench/bench_compare.h"
 #include "bench/bench_config.h"
 #include "bench/bench_json.h"
+#include "bench/nccl_tests_log.h"
 #include "bench/reporter.h"
 #include "cli/verbs.h"
 
@@ -36,7 +38,7 @@ int RunReport(const ReportArgs& a) {
     std::fputs(bench::FormatReport(*run).c_str(), stdout);
     return 0;
   }
-  Result<bench::BenchReport> base = bench::ReadBenchReport(a.baseline);
+  Result<bench::BenchReport> base = bench::ReadBenchOrNcclTests(a.baseline);
   if (!base.ok()) {
     std::fprintf(stderr, "commlens report: %s\n", base.status().message().c_str());
     return kExitUsage;
@@ -73,8 +75,8 @@ void AddReportVerb(CLI::App& app, int* exit_code) {
   sub->add_option("--bench", args->bench, "A commlens.bench JSON file (commlens bench --json)")
       ->required();
   sub->add_option("--baseline", args->baseline,
-                  "Another run to compare with: busbw per collective and size, and the "
-                  "differences");
+                  "Another run to compare with: a commlens.bench JSON file, or the output of "
+                  "nccl-tests (all_reduce_perf ... > log; several logs may be concatenated)");
   sub->add_option("--tolerance", args->tolerance_pct,
                   "With --baseline: exit 1 when some busbw at >= --min-size is more than this "
                   "many percent below the baseline's")
