@@ -1,7 +1,9 @@
 #include "bench/bench_json.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -283,12 +285,17 @@ Status WriteBenchReport(const BenchReport& report, const std::string& path) {
   return OkStatus();
 }
 
-Result<BenchReport> ReadBenchReport(const std::string& path) {
+Result<std::string> ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(fmt::format("{}: cannot open", path));
+  if (!in) return Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return ParseBenchReport(buffer.str(), path);
+  return buffer.str();
+}
+
+Result<BenchReport> ReadBenchReport(const std::string& path) {
+  COMMLENS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  return ParseBenchReport(text, path);
 }
 
 }  // namespace commlens::bench

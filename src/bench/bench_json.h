@@ -20,5 +20,7 @@ std::string BenchReportToJson(const BenchReport& report);
 Result<BenchReport> ParseBenchReport(std::string_view json_text, std::string_view source);
 Status WriteBenchReport(const BenchReport& report, const std::string& path);
 Result<BenchReport> ReadBenchReport(const std::string& path);
+// The bytes of a file; the error names the path and the reason.
+Result<std::string> ReadWholeFile(const std::string& path);
 
 }  // namespace commlens::bench

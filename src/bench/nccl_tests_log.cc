@@ -1,8 +1,6 @@
 #include "bench/nccl_tests_log.h"
 
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -24,7 +22,7 @@ std::vector<std::string> Fields(std::string_view line) {
   return out;
 }
 
-// The token after |key| on |line| ("iters:" -> "1000"), or "" when absent.
+// The field after |key| ("iters:" -> "1000"), or "" when absent.
 std::string After(const std::vector<std::string>& fields, std::string_view key) {
   for (size_t i = 0; i + 1 < fields.size(); ++i)
     if (fields[i] == key) return fields[i + 1];
@@ -186,11 +184,7 @@ Result<BenchReport> ParseNcclTestsLog(std::string_view text, std::string_view so
 }
 
 Result<BenchReport> ReadBenchOrNcclTests(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  COMMLENS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') return ParseBenchReport(text, path);
   return ParseNcclTestsLog(text, path);

@@ -182,6 +182,12 @@ std::string GpuBench::Phase(const Step& s, const char* pass) const {
                      s.in_place ? "in-place" : "out-of-place", pass);
 }
 
+Step GpuBench::StepFor(const CollectiveSpec& spec, RunFn run, int64_t sweep_size) const {
+  Step s{&spec, run, spec.counts(sweep_size / elt_size_, elt_size_, nranks_), 0, false};
+  s.size_bytes = s.counts.SizeBytes(elt_size_);
+  return s;
+}
+
 ValueGen GpuBench::GenFor(const Step& s, uint32_t seed) const {
   return MakeValueGen(config_.dtype, config_.op, s.spec->reduces, nranks_, seed);
 }
@@ -433,7 +439,7 @@ Status GpuBench::SpinUp(const CollectiveSpec& spec, RunFn run) {
   Watchdog::Guard guard(watchdog_, fmt::format("{} spin-up", spec.name),
                         config_.timeout + config_.spin_up + kWatchdogSlack);
   const int64_t size = SizeSweep(config_).back();
-  Step s{&spec, run, spec.counts(size / elt_size_, elt_size_, nranks_), 0, false};
+  const Step s = StepFor(spec, run, size);
   const std::string what = fmt::format("{} spin-up at {} bytes", spec.name, size);
   auto t0 = Clock::now();
   for (int i = 0; i < kCalibrationOps; ++i) COMMLENS_RETURN_IF_ERROR(Enqueue(s, i));
@@ -454,8 +460,7 @@ Status GpuBench::Warmup(const CollectiveSpec& spec, RunFn run) {
   Watchdog::Guard guard(watchdog_, fmt::format("{} warm-up", spec.name),
                         config_.timeout + kWatchdogSlack);
   for (int64_t size : SizeSweep(config_.min_bytes, config_.max_bytes, 2, config_.step_bytes)) {
-    Step s{&spec, run, spec.counts(size / elt_size_, elt_size_, nranks_), 0, false};
-    s.size_bytes = s.counts.SizeBytes(elt_size_);
+    const Step s = StepFor(spec, run, size);
     for (int i = 0; i < config_.warmup; ++i) COMMLENS_RETURN_IF_ERROR(Enqueue(s, i));
     COMMLENS_RETURN_IF_ERROR(Sync(fmt::format("{} warm-up at {} bytes", spec.name, size)));
   }
@@ -469,13 +474,12 @@ Status GpuBench::RunCollective(const CollectiveSpec& spec, Reporter& reporter) {
   COMMLENS_RETURN_IF_ERROR(SpinUp(spec, run));
   COMMLENS_RETURN_IF_ERROR(Warmup(spec, run));
   for (int64_t size : SizeSweep(config_)) {
-    CollCounts counts = spec.counts(size / elt_size_, elt_size_, nranks_);
+    Step s = StepFor(spec, run, size);
     SizeResult row;
-    row.size_bytes = counts.SizeBytes(elt_size_);
-    row.count = counts.param;
-    row.send_bytes = counts.send * elt_size_;
-    row.recv_bytes = counts.recv * elt_size_;
-    Step s{&spec, run, counts, row.size_bytes, false};
+    row.size_bytes = s.size_bytes;
+    row.count = s.counts.param;
+    row.send_bytes = s.counts.send * elt_size_;
+    row.recv_bytes = s.counts.recv * elt_size_;
     COMMLENS_ASSIGN_OR_RETURN(row.out_of_place, Measure(s));
     s.in_place = true;
     COMMLENS_ASSIGN_OR_RETURN(row.in_place, Measure(s));

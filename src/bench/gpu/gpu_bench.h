@@ -94,6 +94,8 @@ class GpuBench {
   Status Capture(const Step& step, int iters, std::vector<GraphExec>* graphs);
   Status Launch(const std::vector<GraphExec>& graphs);
 
+  // The step of one sweep size (nccl-tests' counts for it), out-of-place.
+  Step StepFor(const CollectiveSpec& spec, RunFn run, int64_t sweep_size) const;
   ValueGen GenFor(const Step& step, uint32_t seed) const;
   std::string Phase(const Step& step, const char* pass) const;
   void AbortComms();
