@@ -9,6 +9,7 @@
 
 #include "analysis/analyze.h"
 #include "importers/native/native_importer.h"
+#include "passes/finish.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace commlens;
@@ -22,7 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   close(fd);
   if (!rank.ok()) return 0;
   model::Trace trace;
+  passes::FinishRank(&rank.value());
   trace.ranks.push_back(std::move(rank).value());
+  passes::FinishJob(&trace);
   analysis::AnalyzeOptions options;
   options.threads = 1;
   analysis::Analyze(trace, options);

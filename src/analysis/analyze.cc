@@ -18,8 +18,15 @@ JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
   });
 
   std::vector<const ActivityWindow*> windows;
-  windows.reserve(job.ranks.size());
-  for (const RankAnalysis& a : job.ranks) windows.push_back(&a.window);
+  std::vector<const RankTimeBreakdown*> times;
+  std::vector<const KernelBreakdown*> kernels;
+  for (const RankAnalysis& a : job.ranks) {
+    windows.push_back(&a.window);
+    times.push_back(&a.time);
+    kernels.push_back(&a.kernels);
+  }
+  job.steps = MeanStepBreakdowns(times);
+  job.kernels = MergeKernelBreakdowns(kernels, options.top_kernels);
   job.collectives = AnalyzeCollectives(trace, windows);
   return job;
 }

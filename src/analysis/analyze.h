@@ -29,8 +29,12 @@ struct RankAnalysis {
   std::vector<StreamIdle> idle;
 };
 
+// Job-level results are computed here, once, so every report (text, JSON, CSV, HTML)
+// renders the same numbers instead of aggregating ranks itself.
 struct JobAnalysis {
   std::vector<RankAnalysis> ranks;  // same order as Trace::ranks
+  std::vector<JobStepBreakdown> steps;  // per profiler step, mean over ranks
+  KernelBreakdown kernels;              // all ranks' kernels, merged by name
   CollectiveAnalysis collectives;
 };
 

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <tuple>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace commlens::analysis {
 
@@ -25,29 +24,20 @@ model::TimeNs Percentile(const std::vector<model::TimeNs>& sorted, double p) {
   return sorted[std::min(rank, sorted.size()) - 1];
 }
 
-namespace {
-
-struct OpRef {
-  size_t rank_index;
-  uint32_t row;
-};
-
-const model::ProcessGroup* GroupOf(const model::RankTrace& r, uint32_t row) {
-  uint32_t gi = r.comms.group[row];
-  return gi == model::kNoIndex ? nullptr : &r.groups[gi];
-}
-
-// Operations an analysis covers: those whose GPU activity is in the window, and every
-// operation of sources without GPU activities (native traces time the op itself).
-std::vector<uint32_t> SelectedOps(const model::RankTrace& r, const ActivityWindow& w) {
-  std::unordered_set<uint32_t> in_window(w.rows.begin(), w.rows.end());
-  std::vector<uint32_t> ops;
+std::vector<uint8_t> OpsInWindow(const model::RankTrace& r, const ActivityWindow& w) {
+  std::vector<uint8_t> gpu_in(r.gpu.size(), 0);
+  for (uint32_t row : w.rows) gpu_in[row] = 1;
+  std::vector<uint8_t> in(r.comms.size(), 0);
   for (uint32_t i = 0; i < r.comms.size(); ++i) {
     uint32_t a = r.comms.activity[i];
-    if (a == model::kNoIndex || in_window.count(a)) ops.push_back(i);
+    in[i] = a == model::kNoIndex || gpu_in[a];
   }
-  return ops;
+  return in;
 }
+
+namespace {
+
+constexpr uint32_t kNoGroup = model::kNoIndex;
 
 int GroupSize(const model::RankTrace& r, const model::ProcessGroup* g) {
   if (g && g->size > 0) return g->size;
@@ -55,107 +45,133 @@ int GroupSize(const model::RankTrace& r, const model::ProcessGroup* g) {
   return r.world_size;
 }
 
-}  // namespace
+// Bucket key: (job group, op, size bucket) packed in one integer.
+uint64_t BucketKey(uint32_t group, CommOp op, int64_t size_lo) {
+  const uint64_t log2 = size_lo <= 0 ? (size_lo < 0 ? 0 : 1) : 2 + static_cast<uint64_t>(std::log2(size_lo));
+  return (static_cast<uint64_t>(group) << 16) | (static_cast<uint64_t>(op) << 8) | log2;
+}
 
-CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
-                                      const std::vector<const ActivityWindow*>& windows) {
-  CollectiveAnalysis out;
-  using BucketKey = std::tuple<std::string, CommOp, int64_t>;
-  struct BucketAcc {
-    CollectiveBucket b;
-    std::vector<model::TimeNs> durations;
-    std::unordered_set<int> ranks;
-  };
-  std::map<BucketKey, BucketAcc> buckets;
-  // (group name, seq) -> ops on each rank
-  std::map<std::pair<std::string, int64_t>, std::vector<OpRef>> matches;
+std::string GroupName(const model::Trace& t, uint32_t group) {
+  return group == kNoGroup ? "?" : t.groups[group].name;
+}
 
+struct BucketAcc {
+  CollectiveBucket b;
+  std::vector<uint8_t> ranks;  // by rank index: ran at least one
+};
+
+void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
+                CollectiveAnalysis* out) {
+  std::unordered_map<uint64_t, BucketAcc> buckets;
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) {
     const model::RankTrace& r = trace.ranks[ri];
     const model::CommOps& c = r.comms;
-    for (uint32_t i : SelectedOps(r, *windows[ri])) {
-      ++out.operations;
-      const model::ProcessGroup* g = GroupOf(r, i);
-      std::string gname = g ? g->name : "?";
+    for (uint32_t i = 0; i < c.size(); ++i) {
+      if (!in_window[ri][i]) continue;
+      ++out->operations;
+      const model::ProcessGroup* g = c.group[i] == model::kNoIndex ? nullptr : &r.groups[c.group[i]];
+      const uint32_t job_group = g ? g->job_group : kNoGroup;
       auto [lo, hi] = SizeBucket(c.bytes[i]);
-      BucketAcc& acc = buckets[{gname, c.op[i], lo}];
-      if (acc.durations.empty()) {
-        acc.b.group_name = gname;
-        acc.b.group_desc = g ? g->description : "";
-        acc.b.group_size = GroupSize(r, g);
-        acc.b.op = c.op[i];
-        acc.b.size_lo = lo;
-        acc.b.size_hi = hi;
+      BucketAcc& acc = buckets[BucketKey(job_group, c.op[i], lo)];
+      CollectiveBucket& b = acc.b;
+      if (b.count == 0) {
+        b.group_name = GroupName(trace, job_group);
+        b.group_desc = g ? trace.groups[job_group].description : "";
+        b.group_size = GroupSize(r, g);
+        b.op = c.op[i];
+        b.size_lo = lo;
+        b.size_hi = hi;
+        acc.ranks.assign(trace.ranks.size(), 0);
       }
-      model::TimeNs d = c.end[i] - c.start[i];
-      acc.durations.push_back(d);
-      acc.b.total += d;
-      if (c.bytes[i] > 0) acc.b.bytes += c.bytes[i];
-      acc.ranks.insert(r.rank);
-      if (g && c.seq[i] >= 0) matches[{gname, c.seq[i]}].push_back({ri, i});
+      const model::TimeNs d = c.end[i] - c.start[i];
+      ++b.count;
+      b.durations.Add(d);
+      b.total += d;
+      if (c.bytes[i] > 0) b.bytes += c.bytes[i];
+      acc.ranks[ri] = 1;
     }
   }
-
   for (auto& [key, acc] : buckets) {
-    std::sort(acc.durations.begin(), acc.durations.end());
     CollectiveBucket& b = acc.b;
-    b.count = acc.durations.size();
-    b.ranks = static_cast<int>(acc.ranks.size());
-    b.p50 = Percentile(acc.durations, 50);
-    b.p99 = Percentile(acc.durations, 99);
-    b.max = acc.durations.back();
+    b.ranks = static_cast<int>(std::count(acc.ranks.begin(), acc.ranks.end(), 1));
+    b.p50 = b.durations.Quantile(50);
+    b.p99 = b.durations.Quantile(99);
+    b.max = b.durations.max();
     if (b.total > 0 && b.bytes > 0) {
       b.algbw_gbps = static_cast<double>(b.bytes) / static_cast<double>(b.total);  // B/ns = GB/s
       b.busbw_gbps = b.algbw_gbps * model::BusBwFactor(b.op, b.group_size);
     }
-    out.buckets.push_back(std::move(b));
+    out->buckets.push_back(std::move(b));
   }
+  std::sort(out->buckets.begin(), out->buckets.end(), [](const CollectiveBucket& a, const CollectiveBucket& b) {
+    return std::tie(a.group_name, a.op, a.size_lo) < std::tie(b.group_name, b.op, b.size_lo);
+  });
+}
 
-  std::map<std::string, std::vector<model::TimeNs>> skews;
-  std::map<std::string, GroupSkew> groups;
-  std::vector<RankWait> waits(trace.ranks.size());
-  for (size_t ri = 0; ri < trace.ranks.size(); ++ri) waits[ri].rank = trace.ranks[ri].rank;
-  for (const auto& [key, ops] : matches) {
-    GroupSkew& gs = groups[key.first];
-    if (gs.group_name.empty()) {
-      gs.group_name = key.first;
-      const model::RankTrace& r0 = trace.ranks[ops[0].rank_index];
-      const model::ProcessGroup* g = GroupOf(r0, ops[0].row);
-      gs.group_desc = g ? g->description : "";
-    }
-    if (ops.size() < 2) {
-      ++gs.unmatched;
+void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
+                  CollectiveAnalysis* out) {
+  const model::MatchedOps& m = trace.matched;
+  std::vector<GroupSkew> groups(trace.groups.size());
+  std::vector<std::vector<model::TimeNs>> skews(trace.groups.size());
+  std::vector<uint8_t> seen(trace.groups.size(), 0);
+  out->ranks.resize(trace.ranks.size());
+  for (size_t ri = 0; ri < trace.ranks.size(); ++ri) out->ranks[ri].rank = trace.ranks[ri].rank;
+
+  std::vector<uint32_t> members;  // of the current op, in the window
+  for (size_t k = 0; k < m.size(); ++k) {
+    members.clear();
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j)
+      if (in_window[m.rank_index[j]][m.row[j]]) members.push_back(j);
+    if (members.empty()) continue;
+    const uint32_t g = m.group[k];
+    seen[g] = 1;
+    if (members.size() < 2) {
+      ++groups[g].unmatched;
       continue;
     }
-    ++gs.matched;
+    ++groups[g].matched;
     model::TimeNs first = INT64_MAX, last = INT64_MIN;
-    size_t last_rank = 0;
-    for (const OpRef& op : ops) {
-      model::TimeNs s = trace.ranks[op.rank_index].comms.start[op.row];
-      first = std::min(first, s);
-      if (s > last) {
-        last = s;
-        last_rank = op.rank_index;
+    uint32_t last_rank = 0;
+    for (uint32_t j : members) {
+      first = std::min(first, m.start[j]);
+      if (m.start[j] > last) {
+        last = m.start[j];
+        last_rank = m.rank_index[j];
       }
     }
-    skews[key.first].push_back(last - first);
-    ++waits[last_rank].last_arrivals;
-    for (const OpRef& op : ops) {
-      const model::CommOps& c = trace.ranks[op.rank_index].comms;
-      model::TimeNs d = c.end[op.row] - c.start[op.row];
-      waits[op.rank_index].in_collectives += d;
-      waits[op.rank_index].waiting += std::min(d, last - c.start[op.row]);
+    skews[g].push_back(last - first);
+    ++out->ranks[last_rank].last_arrivals;
+    for (uint32_t j : members) {
+      RankWait& w = out->ranks[m.rank_index[j]];
+      const model::TimeNs d = m.end[j] - m.start[j];
+      w.in_collectives += d;
+      w.waiting += std::min(d, last - m.start[j]);
     }
   }
-  for (auto& [name, gs] : groups) {
-    auto& v = skews[name];
-    std::sort(v.begin(), v.end());
-    gs.skew_p50 = Percentile(v, 50);
-    gs.skew_p99 = Percentile(v, 99);
-    gs.skew_max = v.empty() ? 0 : v.back();
-    out.groups.push_back(gs);
+  for (uint32_t g = 0; g < trace.groups.size(); ++g) {
+    if (!seen[g]) continue;
+    GroupSkew& gs = groups[g];
+    gs.group_name = trace.groups[g].name;
+    gs.group_desc = trace.groups[g].description;
+    std::sort(skews[g].begin(), skews[g].end());
+    gs.skew_p50 = Percentile(skews[g], 50);
+    gs.skew_p99 = Percentile(skews[g], 99);
+    gs.skew_max = skews[g].empty() ? 0 : skews[g].back();
+    out->groups.push_back(std::move(gs));
   }
-  out.ranks = std::move(waits);
+  std::sort(out->groups.begin(), out->groups.end(),
+            [](const GroupSkew& a, const GroupSkew& b) { return a.group_name < b.group_name; });
+}
+
+}  // namespace
+
+CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
+                                      const std::vector<const ActivityWindow*>& windows) {
+  std::vector<std::vector<uint8_t>> in_window(trace.ranks.size());
+  for (size_t ri = 0; ri < trace.ranks.size(); ++ri) in_window[ri] = OpsInWindow(trace.ranks[ri], *windows[ri]);
+  CollectiveAnalysis out;
+  AddBuckets(trace, in_window, &out);
+  AddCrossRank(trace, in_window, &out);
   return out;
 }
 

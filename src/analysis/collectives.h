@@ -6,16 +6,22 @@
 // algbw = bytes / time, busbw = algbw * factor(op, group size) (model/collective.h).
 // A bucket's algbw is its total bytes over its total time (time-weighted mean).
 //
-// Cross-rank (ranks share one clock on one host; see docs/analysis.md): for each matched
-// collective, the spread of its start times; per rank, the part of each collective spent
-// waiting for the last rank to arrive (latest start - own start, at most its duration)
-// and the rest, transferring.
+// Durations are summarized in a mergeable log histogram (log_histogram.h): p50/p99 are
+// within 0.4% of the exact nearest-rank values, and summaries of parts of the job merge
+// into exactly the summary of the whole.
+//
+// Cross-rank (ranks share one clock on one host; see docs/analysis.md): the matched-ops
+// table (model::MatchedOps) restricted to the ops in each rank's window; for each
+// operation seen on two or more ranks, the spread of its start times; per rank, the part
+// of each such op spent waiting for the last rank to arrive (latest start - own start,
+// at most its duration) and the rest, transferring.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "analysis/log_histogram.h"
 #include "analysis/window.h"
 #include "model/trace.h"
 
@@ -37,6 +43,7 @@ struct CollectiveBucket {
   int64_t bytes = 0;     // sum over operations
   double algbw_gbps = 0;
   double busbw_gbps = 0;
+  LogHistogram durations;  // the distribution p50/p99/max come from
 };
 
 struct GroupSkew {
@@ -71,5 +78,8 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
 std::pair<int64_t, int64_t> SizeBucket(int64_t bytes);
 // Nearest-rank percentile of sorted values (p in [0, 100]).
 model::TimeNs Percentile(const std::vector<model::TimeNs>& sorted, double p);
+// Per row of |rank.comms|: 1 when the op is in the window (its GPU activity is, or it has
+// none: native traces time the op itself).
+std::vector<uint8_t> OpsInWindow(const model::RankTrace& rank, const ActivityWindow& window);
 
 }  // namespace commlens::analysis

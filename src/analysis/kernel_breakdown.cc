@@ -51,6 +51,12 @@ std::array<model::TimeNs, 8> SweepClassStates(const std::array<IntervalList, 3>&
   return time;
 }
 
+void SortKernels(std::vector<KernelStat>* kernels) {
+  std::sort(kernels->begin(), kernels->end(), [](const KernelStat& a, const KernelStat& b) {
+    return a.total > b.total || (a.total == b.total && a.name < b.name);
+  });
+}
+
 }  // namespace
 
 KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
@@ -82,8 +88,8 @@ KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
   for (auto& list : by_class) Merge(&list);
   out.state_time = SweepClassStates(by_class);
 
-  out.distinct_names = acc.size();
-  out.top.reserve(acc.size());
+  out.top_n = top_n;
+  out.kernels.reserve(acc.size());
   for (const auto& [name, a] : acc) {
     KernelStat s;
     s.name = std::string(rank.strings.Get(model::StringId{name}));
@@ -95,13 +101,54 @@ KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
     s.mean = static_cast<double>(a.total) / a.n;
     double var = a.sum_sq / a.n - s.mean * s.mean;
     s.stddev = var > 0 ? std::sqrt(var) : 0.0;
-    out.top.push_back(std::move(s));
+    out.kernels.push_back(std::move(s));
   }
-  std::sort(out.top.begin(), out.top.end(), [](const KernelStat& a, const KernelStat& b) {
-    return a.total > b.total || (a.total == b.total && a.name < b.name);
-  });
-  for (size_t k = top_n; k < out.top.size(); ++k) out.rest_total += out.top[k].total;
-  if (out.top.size() > top_n) out.top.resize(top_n);
+  SortKernels(&out.kernels);
+  return out;
+}
+
+model::TimeNs KernelBreakdown::rest_total() const {
+  model::TimeNs rest = 0;
+  for (size_t k = top_n; k < kernels.size(); ++k) rest += kernels[k].total;
+  return rest;
+}
+
+KernelBreakdown MergeKernelBreakdowns(const std::vector<const KernelBreakdown*>& ranks, size_t top_n) {
+  KernelBreakdown out;
+  out.top_n = top_n;
+  struct Acc {
+    KernelStat s;
+    double m2 = 0;  // sum of squared deviations from the mean (Chan et al.'s merge)
+  };
+  std::unordered_map<std::string_view, Acc> merged;
+  for (const KernelBreakdown* k : ranks) {
+    for (int b = 0; b < 8; ++b) out.state_time[b] += k->state_time[b];
+    for (int c = 0; c < 4; ++c) out.class_total[c] += k->class_total[c];
+    for (const KernelStat& s : k->kernels) {
+      auto [it, added] = merged.try_emplace(s.name);
+      Acc& a = it->second;
+      const double m2 = s.stddev * s.stddev * static_cast<double>(s.count);
+      if (added) {
+        a.s = s;
+        a.m2 = m2;
+        continue;
+      }
+      const double n1 = static_cast<double>(a.s.count), n2 = static_cast<double>(s.count);
+      const double delta = s.mean - a.s.mean;
+      a.m2 += m2 + delta * delta * n1 * n2 / (n1 + n2);
+      a.s.count += s.count;
+      a.s.total += s.total;
+      a.s.min = std::min(a.s.min, s.min);
+      a.s.max = std::max(a.s.max, s.max);
+      a.s.mean = static_cast<double>(a.s.total) / static_cast<double>(a.s.count);
+    }
+  }
+  out.kernels.reserve(merged.size());
+  for (auto& [name, a] : merged) {
+    a.s.stddev = a.s.count ? std::sqrt(std::max(0.0, a.m2 / static_cast<double>(a.s.count))) : 0.0;
+    out.kernels.push_back(std::move(a.s));
+  }
+  SortKernels(&out.kernels);
   return out;
 }
 

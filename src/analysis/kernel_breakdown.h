@@ -1,10 +1,13 @@
 // GPU kernel breakdown of one rank: time by class and by overlapping classes (compute,
 // communication, memory and their combinations, from one sweep over the merged
-// intervals of each class), and the kernels that took the most time.
+// intervals of each class), and every kernel's statistics, longest total first; and the
+// same for the whole job, merged from the ranks' breakdowns.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,12 +33,21 @@ struct KernelStat {
 struct KernelBreakdown {
   std::array<model::TimeNs, 8> state_time{};  // by ClassBits; [0] unused
   std::array<model::TimeNs, 4> class_total{}; // sum of durations by ActivityClass
-  std::vector<KernelStat> top;                // by total time, longest first
-  uint64_t distinct_names = 0;
-  model::TimeNs rest_total = 0;               // total of kernels beyond |top|
+  std::vector<KernelStat> kernels;            // every kernel name, longest total first
+  size_t top_n = 0;                           // how many of them a report lists
+
+  std::span<const KernelStat> top() const {
+    return std::span<const KernelStat>(kernels).first(std::min(top_n, kernels.size()));
+  }
+  uint64_t distinct_names() const { return kernels.size(); }
+  model::TimeNs rest_total() const;  // total of the kernels beyond top()
 };
 
 KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
                                        const std::vector<uint32_t>& rows, size_t top_n);
+
+// The job's kernel table: states summed over ranks, kernels merged by name (count, total,
+// min, max, mean and standard deviation as if computed over all launches at once).
+KernelBreakdown MergeKernelBreakdowns(const std::vector<const KernelBreakdown*>& ranks, size_t top_n);
 
 }  // namespace commlens::analysis

@@ -1,6 +1,7 @@
 #include "analysis/time_breakdown.h"
 
 #include <algorithm>
+#include <map>
 
 #include "analysis/intervals.h"
 
@@ -59,6 +60,40 @@ RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const A
   for (size_t s = 0; s < rank.steps.size(); ++s) {
     if (per_step[s].empty()) continue;
     out.steps.push_back({rank.steps[s].number, ComputeTimeBreakdown(rank, per_step[s])});
+  }
+  return out;
+}
+
+std::vector<JobStepBreakdown> MeanStepBreakdowns(const std::vector<const RankTimeBreakdown*>& ranks) {
+  std::map<int64_t, JobStepBreakdown> steps;
+  for (const RankTimeBreakdown* r : ranks) {
+    for (const StepBreakdown& s : r->steps) {
+      JobStepBreakdown& j = steps[s.number];
+      TimeBreakdown& m = j.mean;
+      j.number = s.number;
+      ++j.ranks;
+      m.span += s.time.span;
+      m.busy += s.time.busy;
+      m.idle += s.time.idle;
+      m.compute += s.time.compute;
+      m.non_compute += s.time.non_compute;
+      m.comm += s.time.comm;
+      m.memory += s.time.memory;
+      m.overlap += s.time.overlap;
+      m.exposed_comm += s.time.exposed_comm;
+      m.activities += s.time.activities;
+    }
+  }
+  std::vector<JobStepBreakdown> out;
+  out.reserve(steps.size());
+  for (auto& [number, j] : steps) {
+    const auto n = static_cast<model::TimeNs>(j.ranks);
+    TimeBreakdown& m = j.mean;
+    for (model::TimeNs* t : {&m.span, &m.busy, &m.idle, &m.compute, &m.non_compute, &m.comm, &m.memory,
+                             &m.overlap, &m.exposed_comm})
+      *t /= n;
+    m.activities /= static_cast<size_t>(j.ranks);
+    out.push_back(j);
   }
   return out;
 }

@@ -56,4 +56,15 @@ TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vect
 // Whole window plus one breakdown per profiler step (activities attributed by launch).
 RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w);
 
+// A profiler step over the job: the mean over the ranks that ran it of each duration
+// (integer ns, rounded toward zero).
+struct JobStepBreakdown {
+  int64_t number = 0;
+  int ranks = 0;
+  TimeBreakdown mean;
+};
+
+// One row per step number any rank has, in step-number order.
+std::vector<JobStepBreakdown> MeanStepBreakdowns(const std::vector<const RankTimeBreakdown*>& ranks);
+
 }  // namespace commlens::analysis

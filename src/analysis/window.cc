@@ -4,22 +4,26 @@
 #include <set>
 #include <string_view>
 
+#include "common/strings.h"
+
 namespace commlens::analysis {
 
 ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOptions& options) {
   ActivityWindow w;
   const model::GpuActivities& g = rank.gpu;
-  const model::HostEvents& h = rank.host;
 
   // Distinct step names and the latest end of any ProfilerStep range (CPU or GPU-side).
   std::set<uint32_t> step_names;
   model::TimeNs last_end = INT64_MIN;
-  for (size_t i = 0; i < h.size(); ++i) {
-    std::string_view n = rank.strings.Get(h.name[i]);
-    if (n.substr(0, model::kProfilerStepPrefix.size()) != model::kProfilerStepPrefix) continue;
-    step_names.insert(h.name[i].value);
-    last_end = std::max(last_end, h.end[i]);
-  }
+  auto scan = [&](const auto& table) {
+    for (size_t i = 0; i < table.size(); ++i) {
+      if (!StartsWith(rank.strings.Get(table.name[i]), model::kProfilerStepPrefix)) continue;
+      step_names.insert(table.name[i].value);
+      last_end = std::max(last_end, table.end[i]);
+    }
+  };
+  scan(rank.host);
+  scan(rank.annotations);
   w.filtered = !options.all_events && step_names.size() >= 2;
   w.cutoff = last_end;
   w.rows.reserve(g.size());

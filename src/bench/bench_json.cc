@@ -285,14 +285,6 @@ Status WriteBenchReport(const BenchReport& report, const std::string& path) {
   return OkStatus();
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 Result<BenchReport> ReadBenchReport(const std::string& path) {
   COMMLENS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
   return ParseBenchReport(text, path);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "bench/result.h"
+#include "common/file.h"
 #include "common/status.h"
 
 namespace commlens::bench {
@@ -20,7 +21,5 @@ std::string BenchReportToJson(const BenchReport& report);
 Result<BenchReport> ParseBenchReport(std::string_view json_text, std::string_view source);
 Status WriteBenchReport(const BenchReport& report, const std::string& path);
 Result<BenchReport> ReadBenchReport(const std::string& path);
-// The bytes of a file; the error names the path and the reason.
-Result<std::string> ReadWholeFile(const std::string& path);
 
 }  // namespace commlens::bench

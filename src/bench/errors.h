@@ -12,7 +12,7 @@ namespace commlens::bench {
 enum class ExitCode : int {
   kOk = 0,
   kWrongResults = 1,  // the run finished but some results were wrong
-  kUsage = 2,         // bad arguments or environment
+  kUsage = 64,        // bad arguments or environment (the CLI's usage code, cli/verbs.h)
   kNoGpu = 3,         // no GPU support in this build, no GPU, or fewer GPUs than asked
   kRuntime = 4,       // CUDA or NCCL failed
   kTimeout = 5,       // a peer or an operation did not answer within --timeout

@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version end here with success; every usage error exits 2.
-    return app.exit(e) == 0 ? 0 : 2;
+    // --help and --version end here with success; every usage error has its own code.
+    return app.exit(e) == 0 ? commlens::cli::kExitOk : commlens::cli::kExitUsage;
   }
   return exit_code;
 }

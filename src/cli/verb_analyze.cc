@@ -16,37 +16,28 @@ namespace commlens::cli {
 
 namespace {
 
+// The options structs hold the defaults; the command line writes into them.
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
   std::string json_path;
-  bool strict = false;
-  bool all_events = false;
   bool quiet = false;
-  int threads = 0;
-  double kernel_wait_us = 30.0;
-  size_t top_kernels = 10;
-  size_t max_steps = 12;
+  importers::LoadOptions load;
+  analysis::AnalyzeOptions analyze;
+  report::TextOptions text;
+  double kernel_wait_us = analyze.idle.kernel_wait_threshold / 1000.0;
 };
 
-constexpr int kExitPartial = 2;  // some files could not be read; the rest is reported
-
-int RunAnalyze(const AnalyzeArgs& args) {
+int RunAnalyze(AnalyzeArgs args) {
   auto t0 = std::chrono::steady_clock::now();
-  importers::LoadOptions load;
-  load.strict = args.strict;
-  load.threads = args.threads;
-  Result<model::Trace> loaded = importers::LoadTrace(args.inputs, load);
+  args.analyze.threads = args.load.threads;
+  args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
+  Result<model::Trace> loaded = importers::LoadTrace(args.inputs, args.load);
   if (!loaded.ok()) {
     fmt::print(stderr, "commlens analyze: {}\n", loaded.status().message());
-    return 1;
+    return kExitFailed;
   }
   const model::Trace& trace = *loaded;
-  analysis::AnalyzeOptions options;
-  options.window.all_events = args.all_events;
-  options.threads = args.threads;
-  options.top_kernels = args.top_kernels;
-  options.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
-  analysis::JobAnalysis job = analysis::Analyze(trace, options);
+  analysis::JobAnalysis job = analysis::Analyze(trace, args.analyze);
 
   if (!args.json_path.empty()) {
     std::string text = report::AnalyzeToJson(trace, job).dump(1) + "\n";
@@ -57,14 +48,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
       out << text;
       if (!out.good()) {
         fmt::print(stderr, "commlens analyze: cannot write {}\n", args.json_path);
-        return 1;
+        return kExitFailed;
       }
     }
   }
   if (!args.quiet && args.json_path != "-") {
-    report::TextOptions text;
-    text.max_steps = args.max_steps;
-    std::string out = report::AnalyzeToText(trace, job, text);
+    std::string out = report::AnalyzeToText(trace, job, args.text);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     uint64_t bytes = 0;
     for (const auto& r : trace.ranks) bytes += r.input_bytes;
@@ -73,7 +62,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   for (const auto& f : trace.failures) fmt::print(stderr, "commlens analyze: {}\n", f.message);
-  return trace.failures.empty() ? 0 : kExitPartial;
+  return trace.failures.empty() ? kExitOk : kExitPartial;
 }
 
 }  // namespace
@@ -92,7 +81,7 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "wait / kernel wait / other); and collectives per process group, op and message size\n"
       "with algbw/busbw, matched across ranks. Definitions: docs/analysis.md.\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
-      "failed); 2 some files failed and the others were analyzed.");
+      "failed); 2 some files failed and the others were analyzed; 64 usage error.");
   cmd->add_option("traces", args->inputs, "Trace files or directories holding them")
       ->required()
       ->type_name("TRACE_DIR_OR_FILES");
@@ -100,16 +89,18 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
                   "Also write the results as JSON (schema commlens.analyze v1, docs/json-report.md); "
                   "'-' writes JSON alone to stdout")
       ->type_name("FILE");
-  cmd->add_flag("--strict", args->strict, "Fail when any file cannot be read (default: go on)");
-  cmd->add_flag("--all-events", args->all_events,
+  cmd->add_flag("--strict", args->load.strict, "Fail when any file cannot be read (default: go on)");
+  cmd->add_flag("--all-events", args->analyze.window.all_events,
                 "Analyze every GPU activity, not only those launched within the profiled steps");
   cmd->add_option("--kernel-wait-threshold-us", args->kernel_wait_us,
                   "Idle gaps shorter than this between queued kernels count as kernel wait")
-      ->default_val(30.0);
-  cmd->add_option("--top-kernels", args->top_kernels, "Kernels listed per rank")->default_val(10);
-  cmd->add_option("--steps", args->max_steps, "Profiler steps shown in the text report")
-      ->default_val(12);
-  cmd->add_option("--threads", args->threads, "Worker threads (default: all hardware threads)");
+      ->capture_default_str();
+  cmd->add_option("--top-kernels", args->analyze.top_kernels,
+                  "Kernels listed in the job's table and per rank")
+      ->capture_default_str();
+  cmd->add_option("--steps", args->text.max_steps, "Profiler steps shown in the text report")
+      ->capture_default_str();
+  cmd->add_option("--threads", args->load.threads, "Worker threads (default: all hardware threads)");
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
   cmd->callback([args, exit_code] { *exit_code = RunAnalyze(*args); });
 }

@@ -1,10 +1,18 @@
 // Each verb of the commlens command lives in its own file and adds itself to the app.
 // A verb's callback stores its exit code in |*exit_code|.
+//
+// Exit codes every verb shares (docs: README "Exit codes"); bench and topo add their own
+// between 1 and 63 (bench/errors.h, topo/check.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 namespace commlens::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;    // analyze: nothing could be analyzed (or --strict)
+inline constexpr int kExitPartial = 2;   // analyze: some files failed, the rest is reported
+inline constexpr int kExitUsage = 64;    // the command line is wrong (BSD sysexits' EX_USAGE)
 
 void AddAnalyzeVerb(CLI::App& app, int* exit_code);
 void AddBenchVerb(CLI::App& app, int* exit_code);

@@ -1,4 +1,4 @@
-// Two tiers of errors (see docs/design.md):
+// Two tiers of errors (STYLE.md, "Two tiers of errors"; docs/analysis.md, "Bad input"):
 //  - |Status| / |Result<T>|: what stops an operation (unreadable file, wrong format). The
 //    message names the file and, where there is one, the byte offset.
 //  - a bad single event is not an error: importers count it by kind (ImportStats) and go on.
@@ -12,7 +12,7 @@
 
 namespace commlens {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status Error(std::string message) { return Status(std::move(message)); }
@@ -33,7 +33,7 @@ inline Status Error(std::string message) { return Status::Error(std::move(messag
 
 // A value or the Status that explains why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}            // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {      // NOLINT: implicit by design

@@ -7,21 +7,15 @@
 #include <optional>
 
 #include "common/parallel_for.h"
-#include "importers/common/input_file.h"
-#include "importers/kineto/kineto_importer.h"
-#if COMMLENS_HAS_NATIVE_IMPORT
-#include "importers/native/native_importer.h"
-#endif
+#include "common/strings.h"
+#include "importers/registry.h"
+#include "passes/finish.h"
 
 namespace commlens::importers {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool IsTraceFileName(const std::string& name) {
   return EndsWith(name, ".json") || EndsWith(name, ".json.gz") || EndsWith(name, ".gz") ||
@@ -78,26 +72,6 @@ int RankFromFileName(const std::string& path) {
   return -1;
 }
 
-Result<model::RankTrace> ImportFile(const std::string& path) {
-#if COMMLENS_HAS_NATIVE_IMPORT
-  {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    char head[64] = {};
-    size_t n = f ? std::fread(head, 1, sizeof(head), f) : 0;
-    if (f) std::fclose(f);
-    if (LooksLikeNativeTrace(std::string_view(head, n))) return ImportNativeTrace(path);
-  }
-#endif
-  COMMLENS_ASSIGN_OR_RETURN(InputFile file, ReadInputFile(path));
-  if (!LooksLikeKinetoTrace(file.buffer.view().substr(0, 4096)))
-    return Error(path + ": not a trace commlens reads: expected a Kineto JSON object"
-#if COMMLENS_HAS_NATIVE_IMPORT
-                        " or a commlens native trace"
-#endif
-                        " (first byte is not '{')");
-  return ImportKinetoTrace(file.buffer, path);
-}
-
 Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options) {
   COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs));
 
@@ -146,6 +120,7 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
     owner.emplace(candidate, i);
   }
   for (auto& [rank, i] : owner) trace.ranks.push_back(std::move(*loaded[i]));
+  passes::FinishJob(&trace);
 
   if (options.strict && !trace.failures.empty()) {
     std::string msg = "--strict: " + std::to_string(trace.failures.size()) + " file(s) failed:";

@@ -1,6 +1,6 @@
 // Loads a job's traces: expands directories, reads every rank's file in parallel with
-// the importer its content calls for, resolves rank numbers, and keeps going when one
-// file is bad (unless strict).
+// the importer its content calls for (registry.h), resolves rank numbers, runs the job's
+// finishing passes (passes/finish.h), and keeps going when one file is bad (unless strict).
 #pragma once
 
 #include <string>
@@ -26,8 +26,5 @@ Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& in
 
 // Rank number written in a file name ("rank3.json.gz", "rank-12.trace.json"), or -1.
 int RankFromFileName(const std::string& path);
-
-// Imports one file of any supported format.
-Result<model::RankTrace> ImportFile(const std::string& path);
 
 }  // namespace commlens::importers

@@ -1,11 +1,10 @@
 #include "model/activity_class.h"
 
+#include "common/strings.h"
+
 namespace commlens::model {
 
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
 bool IsCommunication(std::string_view n) {
   return StartsWith(n, "nccl") || StartsWith(n, "hip") || StartsWith(n, "hccl") ||
@@ -49,8 +48,33 @@ std::string_view ActivityClassName(ActivityClass c) {
       return "memory";
     case ActivityClass::kOther:
       return "other";
+    case ActivityClass::kUnclassified:
+      return "unclassified";
   }
   return "other";
+}
+
+CopyKind CopyKindFromName(std::string_view name) {
+  // CUPTI's names, as Kineto writes them: "Memcpy HtoD (Pageable -> Device)".
+  static constexpr std::pair<std::string_view, CopyKind> kKinds[] = {
+      {"HtoD", CopyKind::kHtoD}, {"DtoH", CopyKind::kDtoH}, {"DtoD", CopyKind::kDtoD},
+      {"HtoH", CopyKind::kHtoH}, {"PtoP", CopyKind::kPtoP}};
+  for (const auto& [text, kind] : kKinds)
+    if (Contains(name, text)) return kind;
+  return CopyKind::kUnknown;
+}
+
+std::string_view CopyKindName(CopyKind k) {
+  switch (k) {
+    case CopyKind::kNone: return "none";
+    case CopyKind::kHtoD: return "HtoD";
+    case CopyKind::kDtoH: return "DtoH";
+    case CopyKind::kDtoD: return "DtoD";
+    case CopyKind::kHtoH: return "HtoH";
+    case CopyKind::kPtoP: return "PtoP";
+    case CopyKind::kUnknown: return "unknown";
+  }
+  return "unknown";
 }
 
 }  // namespace commlens::model

@@ -20,4 +20,8 @@ namespace commlens::model {
 ActivityClass ClassifyActivity(std::string_view name, ActivityKind kind);
 std::string_view ActivityClassName(ActivityClass c);  // "compute", "communication", ...
 
+// The copy direction a memcpy's name states ("Memcpy HtoD (Pageable -> Device)").
+CopyKind CopyKindFromName(std::string_view name);
+std::string_view CopyKindName(CopyKind k);  // "HtoD", "DtoH", ...
+
 }  // namespace commlens::model

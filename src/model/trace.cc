@@ -11,12 +11,14 @@ void GpuActivities::Reserve(size_t n) {
   correlation.reserve(n);
   kind.reserve(n);
   cls.reserve(n);
+  copy.reserve(n);
+  bytes.reserve(n);
   comm.reserve(n);
   launch.reserve(n);
 }
 
 uint32_t GpuActivities::Append(TimeNs s, TimeNs e, StringId n, int32_t dev, int32_t strm,
-                               int64_t corr, ActivityKind k, ActivityClass c) {
+                               int64_t corr, ActivityKind k) {
   start.push_back(s);
   end.push_back(e);
   name.push_back(n);
@@ -24,7 +26,9 @@ uint32_t GpuActivities::Append(TimeNs s, TimeNs e, StringId n, int32_t dev, int3
   stream.push_back(strm);
   correlation.push_back(corr);
   kind.push_back(k);
-  cls.push_back(c);
+  cls.push_back(ActivityClass::kUnclassified);
+  copy.push_back(CopyKind::kNone);
+  bytes.push_back(-1);
   comm.push_back(kNoIndex);
   launch.push_back(kNoTime);
   return static_cast<uint32_t>(start.size() - 1);
@@ -34,19 +38,44 @@ void HostEvents::Reserve(size_t n) {
   start.reserve(n);
   end.reserve(n);
   name.reserve(n);
+  pid.reserve(n);
   tid.reserve(n);
   correlation.reserve(n);
   kind.reserve(n);
 }
 
-uint32_t HostEvents::Append(TimeNs s, TimeNs e, StringId n, int64_t t, int64_t corr, HostKind k) {
+uint32_t HostEvents::Append(TimeNs s, TimeNs e, StringId n, int64_t p, int64_t t, int64_t corr,
+                            HostKind k) {
   start.push_back(s);
   end.push_back(e);
   name.push_back(n);
+  pid.push_back(p);
   tid.push_back(t);
   correlation.push_back(corr);
   kind.push_back(k);
   return static_cast<uint32_t>(start.size() - 1);
+}
+
+uint32_t Annotations::Append(TimeNs s, TimeNs e, StringId n, StringId dom, int64_t p, int64_t t,
+                             int32_t dev) {
+  start.push_back(s);
+  end.push_back(e);
+  name.push_back(n);
+  domain.push_back(dom);
+  pid.push_back(p);
+  tid.push_back(t);
+  device.push_back(dev);
+  depth.push_back(0);
+  return static_cast<uint32_t>(start.size() - 1);
+}
+
+void Flows::Append(int64_t i, StringId cat, FlowPhase ph, TimeNs t, int64_t p, int64_t th) {
+  id.push_back(i);
+  category.push_back(cat);
+  phase.push_back(ph);
+  time.push_back(t);
+  pid.push_back(p);
+  tid.push_back(th);
 }
 
 uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,
@@ -66,17 +95,19 @@ uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, 
   protocol.push_back(StringId{});
   channels.push_back(-1);
   enqueue.push_back(0);
+  flags.push_back(0);
   return static_cast<uint32_t>(start.size() - 1);
 }
 
 uint32_t RankTrace::FindOrAddGroup(const ProcessGroup& g) {
   for (size_t i = 0; i < groups.size(); ++i) {
-    const ProcessGroup& h = groups[i];
-    if (h.name == g.name && (g.comm_hash == 0 || h.comm_hash == g.comm_hash)) {
-      ProcessGroup& m = groups[i];  // fill what the first sighting lacked
+    ProcessGroup& m = groups[i];
+    if (m.name == g.name && (g.comm_hash == 0 || m.comm_hash == g.comm_hash)) {
+      // Fill what the first sighting lacked.
       if (m.description.empty()) m.description = g.description;
       if (m.ranks.empty()) m.ranks = g.ranks;
       if (m.size == 0) m.size = g.size;
+      if (m.self < 0) m.self = g.self;
       return static_cast<uint32_t>(i);
     }
   }

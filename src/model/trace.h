@@ -1,12 +1,14 @@
-// The trace model: what every importer writes and every analysis reads.
+// The trace model: what every importer writes and every analysis and exporter reads.
 //
 // One |RankTrace| per rank, made of columnar, append-only tables whose rows hold
 // integers and interned string ids only (no per-event heap object). Time is int64
 // nanoseconds on the rank's host clock, as Unix-epoch nanoseconds where the source says
 // where its clock starts (Kineto: baseTimeNanoseconds + ts); importers convert once.
 //
-// Cross-rank: ranks are matched by rank number; collectives by (process group, sequence
-// number). A |Trace| is the set of ranks of one job plus the files that failed to load.
+// Importers only append rows; the finishing passes (passes/finish.h) then sort, link,
+// number and classify them the same way for every format. A |Trace| is the job: its
+// ranks, the process groups they share (job group ids), the matched-operations table
+// that links one collective across ranks, job-level counters, and the files that failed.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +28,11 @@ constexpr TimeNs kNoTime = INT64_MIN;
 
 // Kernel classes (docs/analysis.md): communication = NCCL kernels, memory = memcpy/memset,
 // compute = other kernels; sync markers (cuda_sync) are |kOther|, never compute.
-enum class ActivityClass : uint8_t { kCompute, kCommunication, kMemory, kOther };
+// |kUnclassified| is what an importer appends; the classify pass replaces it.
+enum class ActivityClass : uint8_t { kCompute, kCommunication, kMemory, kOther, kUnclassified };
 enum class ActivityKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
+// Direction of a memory copy (CUPTI's copy kinds); kNone for everything but memcpy.
+enum class CopyKind : uint8_t { kNone, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kUnknown };
 
 // GPU activity: kernels, copies, sets, and stream-bound sync markers.
 struct GpuActivities {
@@ -39,37 +44,79 @@ struct GpuActivities {
   std::vector<int64_t> correlation;  // links to the host launch; 0 when absent
   std::vector<ActivityKind> kind;
   std::vector<ActivityClass> cls;
+  std::vector<CopyKind> copy;        // memcpy direction
+  std::vector<int64_t> bytes;        // memcpy/memset bytes, -1 when unknown or a kernel
   std::vector<uint32_t> comm;        // row in CommOps, or kNoIndex
   std::vector<TimeNs> launch;        // start of the host call that launched it, or kNoTime
 
   size_t size() const { return start.size(); }
   void Reserve(size_t n);
+  // Appends an unclassified row; |cls| is set by the classify pass.
   uint32_t Append(TimeNs s, TimeNs e, StringId n, int32_t dev, int32_t strm, int64_t corr,
-                  ActivityKind k, ActivityClass c);
+                  ActivityKind k);
 };
 
 enum class HostKind : uint8_t {
-  kCpuOp,           // aten ops and other record_function ranges
-  kUserAnnotation,  // user ranges, ProfilerStep#N
-  kRuntime,         // CUDA runtime calls (cudaLaunchKernel, ...)
-  kDriver,          // CUDA driver calls (cuLaunchKernel, ...)
-  kPython,          // python_function
-  kGpuAnnotation,   // gpu_user_annotation (projected onto a GPU stream)
+  kCpuOp,    // aten ops and other record_function ranges
+  kRuntime,  // CUDA runtime calls (cudaLaunchKernel, ...)
+  kDriver,   // CUDA driver calls (cuLaunchKernel, ...)
+  kPython,   // python_function
   kOther
 };
 
-// Host-side ranges.
+// Host-side calls: operators, runtime and driver calls, python functions.
 struct HostEvents {
   std::vector<TimeNs> start;
   std::vector<TimeNs> end;
   std::vector<StringId> name;
+  std::vector<int64_t> pid;
   std::vector<int64_t> tid;
   std::vector<int64_t> correlation;  // runtime/driver calls: the launch correlation id
   std::vector<HostKind> kind;
 
   size_t size() const { return start.size(); }
   void Reserve(size_t n);
-  uint32_t Append(TimeNs s, TimeNs e, StringId n, int64_t t, int64_t corr, HostKind k);
+  uint32_t Append(TimeNs s, TimeNs e, StringId n, int64_t p, int64_t t, int64_t corr, HostKind k);
+};
+
+// Annotation ranges: NVTX ranges, PyTorch user annotations (record_function with a user
+// name, ProfilerStep#N), their projection onto a GPU stream, and instant marks (start ==
+// end). |depth| is the nesting level on its thread (0 outermost), set by the nest pass.
+struct Annotations {
+  std::vector<TimeNs> start;
+  std::vector<TimeNs> end;
+  std::vector<StringId> name;
+  std::vector<StringId> domain;  // NVTX domain ("NCCL", ...); empty for the default domain
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;      // host thread; for GPU-side ranges the stream
+  std::vector<int32_t> device;   // GPU-side ranges: the device; -1 on the host
+  std::vector<int16_t> depth;
+
+  size_t size() const { return start.size(); }
+  uint32_t Append(TimeNs s, TimeNs e, StringId n, StringId dom, int64_t p, int64_t t, int32_t dev);
+};
+
+// Flow events (Chrome trace s/t/f): arrows between slices that share an id, such as
+// PyTorch's forward-to-backward links. Launch-to-kernel links are not kept here: the
+// correlation columns hold them.
+enum class FlowPhase : uint8_t { kStart, kStep, kEnd };
+struct Flows {
+  std::vector<int64_t> id;
+  std::vector<StringId> category;  // "fwdbwd", ...
+  std::vector<FlowPhase> phase;
+  std::vector<TimeNs> time;
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;
+
+  size_t size() const { return id.size(); }
+  void Append(int64_t i, StringId cat, FlowPhase ph, TimeNs t, int64_t p, int64_t th);
+};
+
+// A host thread or process as the source names it (Chrome trace metadata).
+struct HostThread {
+  int64_t pid = 0;
+  int64_t tid = -1;  // -1: the process itself
+  std::string name;
 };
 
 struct ProcessGroup {
@@ -78,9 +125,19 @@ struct ProcessGroup {
   std::vector<int> ranks;   // global ranks, empty when unknown
   int size = 0;
   uint64_t comm_hash = 0;   // NCCL communicator id when the source has it
+  int self = -1;            // this rank's index in the group, -1 when unknown
+  uint32_t job_group = kNoIndex;  // index in Trace::groups, set by the job passes
+};
+
+// Flags of a communication operation.
+enum CommFlags : uint8_t {
+  kCommCopyEngine = 1,  // a copy-engine collective (NCCL 2.28+): numbered apart
 };
 
 // Communication operations, one row per collective or p2p call on this rank.
+// For p2p ops (CommOp kSend / kRecv) the direction is the op and |peer| the other end's
+// index in the group; |seq| is then the k-th message between the two in that direction,
+// so a send and its receive share (group, sender, receiver, seq).
 struct CommOps {
   std::vector<TimeNs> start;       // GPU start (kernel begin), or host time if no GPU timing
   std::vector<TimeNs> end;
@@ -90,13 +147,14 @@ struct CommOps {
   std::vector<int64_t> out_elems;
   std::vector<int64_t> bytes;      // nccl-tests size: max(send, recv) bytes of this rank
   std::vector<uint32_t> group;     // index in RankTrace::groups, kNoIndex if unknown
-  std::vector<int64_t> seq;        // sequence number within the group, -1 if unknown
+  std::vector<int64_t> seq;        // sequence number (see above), -1 until numbered
   std::vector<int32_t> peer;       // p2p peer or collective root, -1 if none
   std::vector<uint32_t> activity;  // row in GpuActivities, kNoIndex (native traces)
   std::vector<StringId> algorithm; // "RING", "TREE", ... when known
   std::vector<StringId> protocol;  // "LL", "LL128", "SIMPLE" when known
   std::vector<int16_t> channels;   // -1 if unknown
   std::vector<TimeNs> enqueue;     // host enqueue time, 0 if unknown
+  std::vector<uint8_t> flags;      // CommFlags
 
   size_t size() const { return start.size(); }
   uint32_t Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,
@@ -112,9 +170,16 @@ struct ProfilerStep {
   TimeNs end = 0;
 };
 
+// What a counter series measures: a rank's process, one GPU, a host, or a NIC port.
+enum class CounterOwner : uint8_t { kRank, kDevice, kHost, kNic };
+
 struct CounterSeries {
-  std::string name;  // "nic.mlx5_0.port_xmit_data"
-  std::string unit;  // "bytes", "packets", "percent"
+  std::string name;  // "nccl.proxy.send_bytes", "port_xmit_data", "sm_active"
+  std::string unit;  // "bytes", "packets", "percent", "4 bytes"
+  CounterOwner owner = CounterOwner::kRank;
+  std::string host;    // the host it was sampled on
+  std::string device;  // kDevice: the GPU index; kNic: "mlx5_0:1", "rdmap0s6:1", "eth0"
+  bool cumulative = false;  // raw cumulative values (rates are derived in analysis)
   std::vector<TimeNs> time;
   std::vector<double> value;
 };
@@ -135,15 +200,18 @@ struct RankTrace {
   std::string nccl_version;
   std::string hostname;
   std::vector<Device> devices;
+  std::vector<HostThread> threads;
   std::vector<std::string> notes;  // what the importer assumed ("rank taken from file name")
 
   StringPool strings;
   GpuActivities gpu;
   HostEvents host;
+  Annotations annotations;
+  Flows flows;
   CommOps comms;
   std::vector<ProcessGroup> groups;
   std::vector<ProfilerStep> steps;  // sorted by start
-  std::vector<CounterSeries> counters;
+  std::vector<CounterSeries> counters;  // owned by this rank's process or its GPUs
   ImportStats stats;
   uint64_t input_bytes = 0;  // size of the decoded input
 
@@ -155,8 +223,50 @@ struct FileError {
   std::string message;
 };
 
+// A process group of the job: the per-rank ProcessGroups with the same name.
+struct JobGroup {
+  std::string name;
+  std::string description;
+  int size = 0;
+  std::vector<int> ranks;
+  uint64_t comm_hash = 0;
+};
+
+// What a matched operation is: a collective, a copy-engine collective (numbered apart),
+// or one p2p message.
+enum class MatchKind : uint8_t { kCollective, kCopyEngine, kP2p };
+
+// The matched-operations table: one row per (group, sequence number) of collectives and
+// per (group, sender, receiver, sequence number) of p2p messages, holding for every rank
+// that ran it the op's row, start and end. Rows are sorted by (group, kind, sender,
+// receiver, seq); the members of row k are [first[k], first[k + 1]) of the member
+// columns, in rank order. A row with one member ran on one rank only (unmatched). Built
+// once per job by the job passes; analyses, exporters and reduces read it.
+struct MatchedOps {
+  // one per operation
+  std::vector<uint32_t> group;  // index in Trace::groups
+  std::vector<MatchKind> kind;
+  std::vector<int64_t> seq;
+  // p2p: the two ends as the source numbers ranks in the group (NCCL comm ranks in
+  // recordings; PyTorch's Src/Dst Rank in Kineto traces); -1 for collectives
+  std::vector<int32_t> sender;
+  std::vector<int32_t> receiver;
+  std::vector<uint32_t> first;  // size() + 1 entries
+  // one per rank that ran it
+  std::vector<uint32_t> rank_index;  // index in Trace::ranks
+  std::vector<uint32_t> row;         // row in that rank's CommOps
+  std::vector<TimeNs> start;
+  std::vector<TimeNs> end;
+
+  size_t size() const { return group.size(); }
+  uint32_t members(size_t k) const { return first[k + 1] - first[k]; }
+};
+
 struct Trace {
   std::vector<RankTrace> ranks;      // sorted by rank, one per rank
+  std::vector<JobGroup> groups;      // the job's process groups (job passes)
+  MatchedOps matched;                // operations matched across ranks (job passes)
+  std::vector<CounterSeries> counters;  // owned by a host or a NIC, not by a rank
   std::vector<FileError> failures;   // files that could not be read at all
   std::vector<std::string> warnings; // job-level notes (duplicate ranks, ...)
 };

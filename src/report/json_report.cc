@@ -63,7 +63,7 @@ json KernelsJson(const analysis::KernelBreakdown& k, model::TimeNs span) {
     j["class_total_us"][std::string(model::ActivityClassName(static_cast<model::ActivityClass>(c)))] =
         Us(k.class_total[c]);
   j["top_kernels"] = json::array();
-  for (const auto& s : k.top)
+  for (const auto& s : k.top())
     j["top_kernels"].push_back({{"name", s.name},
                                 {"class", std::string(model::ActivityClassName(s.cls))},
                                 {"count", s.count},
@@ -72,8 +72,8 @@ json KernelsJson(const analysis::KernelBreakdown& k, model::TimeNs span) {
                                 {"min_us", Us(s.min)},
                                 {"max_us", Us(s.max)},
                                 {"stddev_us", s.stddev / 1000.0}});
-  j["distinct_kernels"] = k.distinct_names;
-  j["rest_total_us"] = Us(k.rest_total);
+  j["distinct_kernels"] = k.distinct_names();
+  j["rest_total_us"] = Us(k.rest_total());
   return j;
 }
 
@@ -188,6 +188,16 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   for (const auto& f : trace.failures)
     doc["failures"].push_back({{"path", f.path}, {"message", f.message}});
   doc["warnings"] = trace.warnings;
+  doc["steps"] = json::array();
+  for (const auto& s : job.steps) {
+    json sj = BreakdownJson(s.mean);
+    sj["step"] = s.number;
+    sj["ranks"] = s.ranks;
+    doc["steps"].push_back(sj);
+  }
+  model::TimeNs span = 0;
+  for (const auto& a : job.ranks) span += a.time.total.span;
+  doc["kernel_breakdown"] = KernelsJson(job.kernels, span);
   doc["collectives"] = CollectivesJson(job.collectives);
   return doc;
 }

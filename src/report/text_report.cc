@@ -53,7 +53,8 @@ void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job)
     std::string dev = r.devices.empty() ? "" : r.devices.front().name;
     *out += fmt::format("rank {:<4} {:<8} {:>10}  {} GPU activities, {} host events{}{}  {}\n",
                         r.rank, r.format, FormatBytes(static_cast<int64_t>(r.input_bytes)),
-                        r.gpu.size(), r.host.size(), dev.empty() ? "" : ", ", dev, r.path);
+                        r.gpu.size(), r.host.size() + r.annotations.size(), dev.empty() ? "" : ", ",
+                        dev, r.path);
     constexpr size_t kNotesShown = 4;
     for (size_t k = 0; k < r.notes.size() && k < kNotesShown; ++k)
       *out += fmt::format("          note: {}\n", r.notes[k]);
@@ -105,79 +106,42 @@ void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& op
   *out += "  compute: only compute kernels running (with or without others); non-compute: only\n"
           "  communication/memory; overlap: share of communication time with compute beside it.\n";
 
-  // Per step: the mean over ranks of each step number.
-  std::map<int64_t, std::vector<const TimeBreakdown*>> steps;
-  for (const RankAnalysis& a : job.ranks)
-    for (const auto& s : a.time.steps) steps[s.number].push_back(&s.time);
-  if (steps.empty()) return;
+  if (job.steps.empty()) return;
   Heading(out, "Per profiler step (mean over ranks)");
   *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", "step", "span",
                       "compute", "non-compute", "idle", "overlap", "exposed comm");
-  size_t shown = 0;
-  for (const auto& [number, list] : steps) {
-    if (shown++ == opt.max_steps) {
-      *out += fmt::format("... {} more steps (--json has all)\n", steps.size() - opt.max_steps);
+  for (size_t k = 0; k < job.steps.size(); ++k) {
+    if (k == opt.max_steps) {
+      *out += fmt::format("... {} more steps (--json has all)\n", job.steps.size() - opt.max_steps);
       break;
     }
-    TimeBreakdown m;
-    for (const TimeBreakdown* b : list) {
-      m.span += b->span;
-      m.idle += b->idle;
-      m.compute += b->compute;
-      m.non_compute += b->non_compute;
-      m.comm += b->comm;
-      m.overlap += b->overlap;
-      m.exposed_comm += b->exposed_comm;
-    }
-    auto n = static_cast<model::TimeNs>(list.size());
-    m.span /= n, m.idle /= n, m.compute /= n, m.non_compute /= n, m.comm /= n, m.overlap /= n,
-        m.exposed_comm /= n;
-    BreakdownRow(out, fmt::format("#{}", number), m);
+    BreakdownRow(out, fmt::format("#{}", job.steps[k].number), job.steps[k].mean);
   }
 }
 
 void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
   if (!HasGpuActivities(job)) return;
   Heading(out, "GPU kernel breakdown (all ranks)");
-  std::array<model::TimeNs, 8> states{};
-  model::TimeNs span = 0;
-  struct Sum {
-    model::ActivityClass cls;
-    uint64_t count = 0;
-    model::TimeNs total = 0, max = 0;
-  };
-  std::map<std::string, Sum> kernels;
-  for (const RankAnalysis& a : job.ranks) {
-    span += a.time.total.span;
-    for (int b = 1; b < 8; ++b) states[b] += a.kernels.state_time[b];
-    for (const auto& k : a.kernels.top) {
-      Sum& s = kernels[k.name];
-      s.cls = k.cls;
-      s.count += k.count;
-      s.total += k.total;
-      s.max = std::max(s.max, k.max);
-    }
-  }
+  const analysis::KernelBreakdown& k = job.kernels;
   model::TimeNs busy = 0;
-  for (int b = 1; b < 8; ++b) busy += states[b];
+  for (int b = 1; b < 8; ++b) busy += k.state_time[b];
   for (uint8_t b = 1; b < 8; ++b) {
-    if (!states[b]) continue;
+    if (!k.state_time[b]) continue;
     *out += fmt::format("  {:<36} {:>11} {:>7.2f}% of busy time\n", analysis::ClassStateLabel(b),
-                        FormatDuration(states[b]), busy ? 100.0 * states[b] / busy : 0.0);
+                        FormatDuration(k.state_time[b]), busy ? 100.0 * k.state_time[b] / busy : 0.0);
   }
-  std::vector<std::pair<std::string, Sum>> sorted(kernels.begin(), kernels.end());
-  std::sort(sorted.begin(), sorted.end(),
-            [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
   *out += fmt::format("\n{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", "top kernels", opt.name_width,
                       "class", "count", "total", "mean", "max");
-  for (size_t i = 0; i < sorted.size() && i < 10; ++i) {
-    const auto& [name, s] = sorted[i];
-    *out += fmt::format("{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", Cut(name, opt.name_width),
+  for (const analysis::KernelStat& s : k.top()) {
+    *out += fmt::format("{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", Cut(s.name, opt.name_width),
                         opt.name_width, model::ActivityClassName(s.cls), s.count,
                         FormatDuration(s.total),
                         FormatDuration(s.count ? s.total / static_cast<model::TimeNs>(s.count) : 0),
                         FormatDuration(s.max));
   }
+  if (k.kernels.size() > k.top_n)
+    *out += fmt::format("... {} more kernels, {} in all (--top-kernels N lists more)\n",
+                        k.kernels.size() - k.top_n, FormatDuration(k.rest_total()));
 }
 
 void IdleSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {

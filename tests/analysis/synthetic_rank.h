@@ -17,14 +17,14 @@ class SyntheticRank {
                model::TimeNs launch = 0,
                model::ActivityKind kind = model::ActivityKind::kKernel) {
     model::StringId n = rank.strings.Intern(name);
-    uint32_t row = rank.gpu.Append(start, end, n, 0, stream, ++correlation_, kind,
-                                   model::ClassifyActivity(name, kind));
+    uint32_t row = rank.gpu.Append(start, end, n, 0, stream, ++correlation_, kind);
+    rank.gpu.cls[row] = model::ClassifyActivity(name, kind);
     rank.gpu.launch[row] = launch;
     return row;
   }
   void Step(int64_t number, model::TimeNs start, model::TimeNs end) {
     model::StringId n = rank.strings.Intern("ProfilerStep#" + std::to_string(number));
-    rank.host.Append(start, end, n, 1, 0, model::HostKind::kUserAnnotation);
+    rank.annotations.Append(start, end, n, {}, 1, 1, -1);
     rank.steps.push_back({number, start, end});
   }
 

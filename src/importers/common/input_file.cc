@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <vector>
+
+#include "common/file.h"
+#include "common/strings.h"
 
 namespace commlens::importers {
 
@@ -15,10 +17,6 @@ namespace {
 bool IsGzip(std::string_view bytes) {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
          static_cast<unsigned char>(bytes[1]) == 0x8b;
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 InputBuffer CopyPadded(std::string_view bytes) {
@@ -112,32 +110,45 @@ Result<InputFile> DecodeInput(std::string_view bytes, const std::string& name) {
 }
 
 Result<InputFile> ReadInputFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Error(path + ": cannot open: " + std::strerror(errno));
-  std::fseek(f, 0, SEEK_END);
-  long size = std::ftell(f);
-  std::fseek(f, 0, SEEK_SET);
-  if (size < 0) {
-    std::fclose(f);
-    return Error(path + ": cannot read size");
-  }
+  COMMLENS_ASSIGN_OR_RETURN(ReadableFile f, ReadableFile::Open(path));
   // Read into a padded buffer directly: a plain JSON file needs no second copy.
-  size_t capacity = static_cast<size_t>(size) + InputBuffer::kPadding;
+  const size_t size = f.size();
+  size_t capacity = size + InputBuffer::kPadding;
   auto data = std::make_unique<char[]>(capacity);
-  size_t got = std::fread(data.get(), 1, static_cast<size_t>(size), f);
-  bool read_error = std::ferror(f);
-  std::fclose(f);
-  if (read_error || got != static_cast<size_t>(size))
-    return Error(path + ": read error after " + std::to_string(got) + " bytes");
-  std::memset(data.get() + got, 0, InputBuffer::kPadding);
-  std::string_view bytes(data.get(), got);
+  Result<size_t> got = f.Read(data.get(), size);
+  if (!got.ok()) return Error(path + ": " + got.status().message());
+  if (*got != size)
+    return Error(path + ": read " + std::to_string(*got) + " of its " + std::to_string(size) +
+                 " bytes (did it shrink while being read?)");
+  std::memset(data.get() + size, 0, InputBuffer::kPadding);
+  std::string_view bytes(data.get(), size);
   if (IsGzip(bytes)) return DecodeInput(bytes, path);
   if (EndsWith(path, ".gz"))
     return Error(path + ": named .gz but is not gzip data (no gzip magic at byte 0)");
   InputFile file;
-  file.file_bytes = got;
-  file.buffer = InputBuffer(std::move(data), got, capacity);
+  file.file_bytes = size;
+  file.buffer = InputBuffer(std::move(data), size, capacity);
   return file;
+}
+
+Result<std::string> ReadDecodedHead(const std::string& path, size_t n) {
+  COMMLENS_ASSIGN_OR_RETURN(std::string bytes, ReadFileHead(path, n));
+  if (!IsGzip(bytes)) {
+    if (EndsWith(path, ".gz"))
+      return Error(path + ": named .gz but is not gzip data (no gzip magic at byte 0)");
+    return bytes;
+  }
+  std::string out(n, '\0');
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) return Error(path + ": cannot initialise zlib");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(n);
+  inflate(&zs, Z_SYNC_FLUSH);  // whatever decodes: a head need not be a whole stream
+  out.resize(n - zs.avail_out);
+  inflateEnd(&zs);
+  return out;
 }
 
 }  // namespace commlens::importers

@@ -1,5 +1,6 @@
 // Reads a whole trace file into memory, gunzipping it when it starts with the gzip magic,
-// and leaves the padding that simdjson's parsers need after the data.
+// and leaves the padding that simdjson's parsers need after the data. Only regular files
+// are read (common/file.h).
 #pragma once
 
 #include <cstddef>
@@ -42,5 +43,10 @@ Result<InputFile> ReadInputFile(const std::string& path);
 
 // Same, from memory (used by the fuzzer and tests); |name| is used in messages.
 Result<InputFile> DecodeInput(std::string_view bytes, const std::string& name);
+
+// The first (up to) |n| decoded bytes of a file, for format sniffing: gunzipped when it
+// starts with the gzip magic. Fails as ReadInputFile does for a file it cannot open or a
+// ".gz" file that is not gzip.
+Result<std::string> ReadDecodedHead(const std::string& path, size_t n);
 
 }  // namespace commlens::importers

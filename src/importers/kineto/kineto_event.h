@@ -3,7 +3,6 @@
 // Only the fields and args commlens uses are decoded; the rest is skipped.
 #pragma once
 
-
 #include <cstdint>
 #include <string_view>
 
@@ -34,11 +33,13 @@ struct KinetoEvent {
   int64_t dur_ns = 0;
   bool has_ts = false;
   bool has_dur = false;
+  int64_t id = -1;  // flow events' id
   // args
   int64_t correlation = 0;
   int64_t stream = -1;
   int64_t device = -1;
   int64_t bytes = -1;
+  std::string_view label;  // args.name: metadata events' value (thread_name, process_name)
   KinetoCollectiveArgs coll;
   // what went wrong with a field whose type did not fit (nullptr when none)
   const char* bad_field = nullptr;

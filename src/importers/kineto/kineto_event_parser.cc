@@ -46,6 +46,7 @@ error_code ParseArgs(ondemand::value value, KinetoEvent* e) {
     else if (key == keys::kDevice) ok = ReadInt(v, &e->device);
     else if (key == keys::kBytes) ok = ReadInt(v, &e->bytes);
     else if (key.size() < 4) continue;  // the keys below are all longer
+    else if (key == keys::kArgName) ok = ReadString(v, &e->label);
     else if (key == keys::kCollectiveName) ok = ReadString(v, &c.name);
     else if (key == keys::kInMsgNelems) ok = ReadInt(v, &c.in_elems);
     else if (key == keys::kOutMsgNelems) ok = ReadInt(v, &c.out_elems);
@@ -140,6 +141,9 @@ error_code ParseKinetoEvent(ondemand::object& object, KinetoEvent* e) {
           e->has_dur = ReadTime(v, &e->dur_ns);
           if (!e->has_dur) e->bad_field = "dur";
         }
+        break;
+      case 'i':
+        if (key == keys::kId && !ReadInt(v, &e->id)) e->bad_field = "id";
         break;
       case 'a':
         if (key == keys::kArgs) {

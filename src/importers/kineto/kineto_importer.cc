@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <string>
 
 #include "importers/kineto/kineto_event_parser.h"
@@ -17,6 +18,30 @@ using simdjson::SUCCESS;
 
 namespace {
 
+// "line L, column C" of byte |offset| (both from 1). Only on the error path: a scan.
+std::string LineAndColumn(std::string_view text, uint64_t offset) {
+  offset = std::min<uint64_t>(offset, text.size());
+  uint64_t line = 1, line_start = 0;
+  for (uint64_t i = 0; i < offset; ++i)
+    if (text[i] == '\n') ++line, line_start = i + 1;
+  return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
+}
+
+// Where the string that never closes opens: the last quote that starts a string.
+uint64_t UnclosedStringStart(std::string_view text) {
+  bool in_string = false;
+  uint64_t opened = 0;
+  for (uint64_t i = 0; i < text.size(); ++i) {
+    if (in_string && text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      in_string = !in_string;
+      if (in_string) opened = i;
+    }
+  }
+  return opened;
+}
+
 class KinetoDocumentReader {
  public:
   KinetoDocumentReader(const InputBuffer& input, const std::string& name, model::RankTrace* rank)
@@ -31,9 +56,12 @@ class KinetoDocumentReader {
     return static_cast<uint64_t>(at - input_.data());
   }
   Status ParseError(ondemand::document& doc, error_code err, std::string_view where) {
-    return Error(name_ + ": invalid JSON at byte " + std::to_string(OffsetOf(doc)) + " (" +
-                 std::string(where) + "): " + simdjson::error_message(err) + "; " +
-                 std::to_string(events_) + " events read before it");
+    return ErrorAt(OffsetOf(doc), std::string(where) + ": " + simdjson::error_message(err));
+  }
+  Status ErrorAt(uint64_t offset, const std::string& what) {
+    return Error(name_ + ": invalid JSON at byte " + std::to_string(offset) + " (" +
+                 LineAndColumn(input_.view(), offset) + ", " + what + "); " + std::to_string(events_) +
+                 " events read before it");
   }
   Status ReadEvents(ondemand::document& doc, ondemand::value value);
   void ReadDistributedInfo(ondemand::value value);
@@ -53,13 +81,14 @@ Status KinetoDocumentReader::Read() {
   ondemand::document doc;
   simdjson::padded_string_view json(input_.data(), input_.size(), input_.capacity());
   error_code err = parser.iterate(json).get(doc);
+  if (err == simdjson::UNCLOSED_STRING)  // found by the structural pre-pass, which has no position
+    return ErrorAt(UnclosedStringStart(input_.view()), "unclosed string: the file was cut short inside it");
   if (err) return Error(name_ + ": not JSON: " + simdjson::error_message(err));
   ondemand::object top;
   err = doc.get_object().get(top);
   if (err == simdjson::INCOMPLETE_ARRAY_OR_OBJECT)  // found by the structural pre-pass
-    return Error(name_ + ": invalid JSON at byte " + std::to_string(input_.size()) +
-                 " (the end): the document ends inside an unclosed object or array; "
-                 "the file was cut short");
+    return ErrorAt(input_.size(), "the end: the document ends inside an unclosed object or array; "
+                                  "the file was cut short");
   if (err == simdjson::INCORRECT_TYPE)
     return Error(name_ + ": not a Kineto trace: the document is not a JSON object");
   if (err) return ParseError(doc, err, "document");

@@ -41,6 +41,12 @@ inline constexpr std::string_view kTid = "tid";
 inline constexpr std::string_view kTs = "ts";
 inline constexpr std::string_view kDur = "dur";
 inline constexpr std::string_view kArgs = "args";
+inline constexpr std::string_view kId = "id";  // flow events
+
+// Metadata (ph "M") event names; their value is args.name
+inline constexpr std::string_view kThreadName = "thread_name";
+inline constexpr std::string_view kProcessName = "process_name";
+inline constexpr std::string_view kArgName = "name";
 
 // Event args
 inline constexpr std::string_view kCorrelation = "correlation";
@@ -75,6 +81,7 @@ inline constexpr std::string_view kCatRuntimeLegacy = "Runtime";
 inline constexpr std::string_view kCatCudaDriver = "cuda_driver";
 inline constexpr std::string_view kCatPythonFunction = "python_function";
 inline constexpr std::string_view kCatTrace = "Trace";
-
+// Flow categories: CPU launch to GPU activity (kept as correlation ids, not as flows)
+inline constexpr std::string_view kCatFlowLaunch = "ac2g";
 
 }  // namespace commlens::importers::kineto_keys

@@ -1,7 +1,6 @@
 #include "importers/kineto/kineto_table_writer.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include "importers/kineto/kineto_keys.h"
@@ -11,14 +10,13 @@
 namespace commlens::importers {
 
 namespace keys = kineto_keys;
-using model::ActivityClass;
 using model::ActivityKind;
 using model::HostKind;
 using model::ImportIssue;
 
 namespace {
 
-enum class Category : uint8_t { kKernel, kMemcpy, kMemset, kSync, kHost, kSkip };
+enum class Category : uint8_t { kKernel, kMemcpy, kMemset, kSync, kHost, kAnnotation, kGpuAnnotation, kSkip };
 
 struct CategoryInfo {
   Category category;
@@ -31,22 +29,14 @@ CategoryInfo Categorize(std::string_view cat) {
   if (cat == keys::kCatMemset || cat == keys::kCatMemsetLegacy) return {Category::kMemset, {}};
   if (cat == keys::kCatCudaSync) return {Category::kSync, {}};
   if (cat == keys::kCatCpuOp) return {Category::kHost, HostKind::kCpuOp};
-  if (cat == keys::kCatUserAnnotation) return {Category::kHost, HostKind::kUserAnnotation};
+  if (cat == keys::kCatUserAnnotation) return {Category::kAnnotation, {}};
   if (cat == keys::kCatCudaRuntime || cat == keys::kCatRuntimeLegacy)
     return {Category::kHost, HostKind::kRuntime};
   if (cat == keys::kCatCudaDriver) return {Category::kHost, HostKind::kDriver};
   if (cat == keys::kCatPythonFunction) return {Category::kHost, HostKind::kPython};
-  if (cat == keys::kCatGpuUserAnnotation) return {Category::kHost, HostKind::kGpuAnnotation};
+  if (cat == keys::kCatGpuUserAnnotation) return {Category::kGpuAnnotation, {}};
   if (cat == keys::kCatTrace) return {Category::kSkip, {}};
   return {Category::kHost, HostKind::kOther};
-}
-
-template <typename T>
-void Permute(std::vector<T>* column, const std::vector<uint32_t>& order) {
-  std::vector<T> out;
-  out.reserve(order.size());
-  for (uint32_t i : order) out.push_back((*column)[i]);
-  column->swap(out);
 }
 
 // Adds |base| to every time; a sum beyond int64 (only in corrupt input) saturates.
@@ -57,6 +47,8 @@ void AddBase(std::vector<model::TimeNs>* column, int64_t base) {
   }
 }
 
+std::string Head(std::string_view name) { return std::string(name.substr(0, 80)); }
+
 }  // namespace
 
 std::vector<int> ParseRankList(std::string_view text) {
@@ -65,9 +57,12 @@ std::vector<int> ParseRankList(std::string_view text) {
   while (i < text.size()) {
     char c = text[i];
     if (c >= '0' && c <= '9') {
-      int v = 0;
-      while (i < text.size() && text[i] >= '0' && text[i] <= '9') v = v * 10 + (text[i++] - '0');
-      ranks.push_back(v);
+      int64_t v = 0;
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        v = v * 10 + (text[i++] - '0');
+        if (v > INT32_MAX) return ranks;  // out of range: the list ends here
+      }
+      ranks.push_back(static_cast<int>(v));
     } else if (c == '[' || c == ']' || c == ',' || c == ' ') {
       ++i;
     } else {
@@ -77,97 +72,127 @@ std::vector<int> ParseRankList(std::string_view text) {
   return ranks;
 }
 
-ActivityClass KinetoTableWriter::ClassOf(model::StringId name, ActivityKind kind) {
-  if (kind != ActivityKind::kKernel) return model::ClassifyActivity(rank_->strings.Get(name), kind);
-  auto it = class_cache_.find(name.value);
-  if (it != class_cache_.end()) return it->second;
-  ActivityClass c = model::ClassifyActivity(rank_->strings.Get(name), kind);
-  class_cache_.emplace(name.value, c);
-  return c;
-}
-
 void KinetoTableWriter::Add(const KinetoEvent& e, uint64_t offset) {
-  if (e.ph != 'X') {
-    // Metadata (M), flows (s/f), instants (i), counters (C) carry nothing the analyses use.
-    if (e.ph == 0) rank_->stats.Count(ImportIssue::kMalformedEvent, offset, "event without ph");
-    return;
-  }
   if (e.bad_field && std::string_view(e.bad_field) != "args") {
     rank_->stats.Count(ImportIssue::kMalformedEvent, offset,
                        std::string("field '") + e.bad_field + "' has the wrong type");
     return;
   }
-  CategoryInfo info = Categorize(e.cat);
-  if (info.category == Category::kSkip) return;
-  if (!e.has_ts || !e.has_dur) {
-    rank_->stats.Count(ImportIssue::kMissingTime, offset,
-                       std::string(e.name.substr(0, 80)) + ": no ts or dur");
-    return;
-  }
-  if (e.dur_ns < 0 || e.ts_ns > INT64_MAX - e.dur_ns) {
-    rank_->stats.Count(ImportIssue::kNegativeDuration, offset, std::string(e.name.substr(0, 80)));
-    return;
-  }
-  if (e.bad_field) {  // args unreadable: keep the event, note the loss
-    rank_->stats.Count(ImportIssue::kMalformedEvent, offset,
-                       std::string(e.name.substr(0, 80)) + ": args unreadable");
-  }
-  switch (info.category) {
-    case Category::kKernel:
-      AddGpuActivity(e, ActivityKind::kKernel, offset);
-      break;
-    case Category::kMemcpy:
-      AddGpuActivity(e, ActivityKind::kMemcpy, offset);
-      break;
-    case Category::kMemset:
-      AddGpuActivity(e, ActivityKind::kMemset, offset);
-      break;
-    case Category::kSync:
-      // Only stream-bound sync markers are GPU timeline events (HTA counts the same).
-      if (e.stream >= 0) AddGpuActivity(e, ActivityKind::kSync, offset);
-      break;
-    case Category::kHost: {
-      model::StringId name = rank_->strings.Intern(e.name);
-      rank_->host.Append(e.ts_ns, e.ts_ns + e.dur_ns, name, e.tid, e.correlation, info.host_kind);
-      break;
-    }
-    case Category::kSkip:
-      break;
+  switch (e.ph) {
+    case 'X':
+      return AddComplete(e, offset);
+    case 'M':
+      return AddMetadata(e);
+    case 's':
+      return AddFlow(e, model::FlowPhase::kStart, offset);
+    case 't':
+      return AddFlow(e, model::FlowPhase::kStep, offset);
+    case 'f':
+      return AddFlow(e, model::FlowPhase::kEnd, offset);
+    case 'i':
+    case 'I':  // instant marks ("Iteration Start", "Record Window End"): zero-length ranges
+      if (!e.has_ts) {
+        rank_->stats.Count(ImportIssue::kMissingTime, offset, Head(e.name) + ": no ts");
+        return;
+      }
+      rank_->annotations.Append(e.ts_ns, e.ts_ns, rank_->strings.Intern(e.name), {}, e.pid, e.tid, -1);
+      return;
+    case 0:
+      rank_->stats.Count(ImportIssue::kMalformedEvent, offset, "event without ph");
+      return;
+    default:
+      rank_->stats.Count(ImportIssue::kUnknownPhase, offset,
+                         std::string("ph '") + e.ph + "': " + Head(e.name));
+      return;
   }
 }
 
-void KinetoTableWriter::AddGpuActivity(const KinetoEvent& e, ActivityKind kind, uint64_t offset) {
+void KinetoTableWriter::AddComplete(const KinetoEvent& e, uint64_t offset) {
+  CategoryInfo info = Categorize(e.cat);
+  if (info.category == Category::kSkip) return;
+  if (!e.has_ts || !e.has_dur) {
+    rank_->stats.Count(ImportIssue::kMissingTime, offset, Head(e.name) + ": no ts or dur");
+    return;
+  }
+  if (e.dur_ns < 0 || e.ts_ns > INT64_MAX - e.dur_ns) {
+    rank_->stats.Count(ImportIssue::kNegativeDuration, offset, Head(e.name));
+    return;
+  }
+  if (e.bad_field)  // args unreadable: keep the event, note the loss
+    rank_->stats.Count(ImportIssue::kMalformedEvent, offset, Head(e.name) + ": args unreadable");
+  const model::TimeNs end = e.ts_ns + e.dur_ns;
+  switch (info.category) {
+    case Category::kKernel:
+      AddGpuActivity(e, ActivityKind::kKernel);
+      if (e.coll.present()) AddCommOp(e, static_cast<uint32_t>(rank_->gpu.size() - 1), offset);
+      return;
+    case Category::kMemcpy:
+      return AddGpuActivity(e, ActivityKind::kMemcpy);
+    case Category::kMemset:
+      return AddGpuActivity(e, ActivityKind::kMemset);
+    case Category::kSync:
+      // Only stream-bound sync markers are GPU timeline events (HTA counts the same).
+      if (e.stream >= 0) AddGpuActivity(e, ActivityKind::kSync);
+      return;
+    case Category::kHost:
+      rank_->host.Append(e.ts_ns, end, rank_->strings.Intern(e.name), e.pid, e.tid, e.correlation,
+                         info.host_kind);
+      return;
+    case Category::kAnnotation:
+      rank_->annotations.Append(e.ts_ns, end, rank_->strings.Intern(e.name), {}, e.pid, e.tid, -1);
+      return;
+    case Category::kGpuAnnotation:  // projected onto a GPU stream: pid is the device, tid the stream
+      rank_->annotations.Append(e.ts_ns, end, rank_->strings.Intern(e.name), {}, e.pid, e.tid,
+                                static_cast<int32_t>(e.device >= 0 ? e.device : e.pid));
+      return;
+    case Category::kSkip:
+      return;
+  }
+}
+
+void KinetoTableWriter::AddMetadata(const KinetoEvent& e) {
+  if (e.label.empty()) return;  // sort indices, labels: layout hints only
+  if (e.name == keys::kThreadName) rank_->threads.push_back({e.pid, e.tid, std::string(e.label)});
+  else if (e.name == keys::kProcessName) rank_->threads.push_back({e.pid, -1, std::string(e.label)});
+}
+
+void KinetoTableWriter::AddFlow(const KinetoEvent& e, model::FlowPhase phase, uint64_t offset) {
+  if (e.cat == keys::kCatFlowLaunch) return;  // the same link as the correlation ids
+  if (!e.has_ts || e.id < 0) {
+    rank_->stats.Count(ImportIssue::kMalformedEvent, offset, "flow event without ts or id");
+    return;
+  }
+  rank_->flows.Append(e.id, rank_->strings.Intern(e.cat), phase, e.ts_ns, e.pid, e.tid);
+}
+
+void KinetoTableWriter::AddGpuActivity(const KinetoEvent& e, ActivityKind kind) {
   model::StringId name = rank_->strings.Intern(e.name);
   int32_t stream = static_cast<int32_t>(e.stream >= 0 ? e.stream : e.tid);
   int32_t device = static_cast<int32_t>(e.device >= 0 ? e.device : e.pid);
   uint32_t row = rank_->gpu.Append(e.ts_ns, e.ts_ns + e.dur_ns, name, device, stream,
-                                   e.correlation, kind, ClassOf(name, kind));
-  if (kind == ActivityKind::kKernel &&
-      (e.coll.present() || rank_->gpu.cls[row] == ActivityClass::kCommunication))
-    AddCommOp(e, row, offset);
+                                   e.correlation, kind);
+  if (kind == ActivityKind::kMemcpy || kind == ActivityKind::kMemset) rank_->gpu.bytes[row] = e.bytes;
+  if (kind == ActivityKind::kMemcpy) rank_->gpu.copy[row] = model::CopyKindFromName(e.name);
 }
 
 void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint64_t offset) {
   const KinetoCollectiveArgs& c = e.coll;
-  model::CommOp op = model::CommOp::kUnknown;
-  if (c.present()) {
-    op = model::CommOpFromPyTorchName(c.name);
-    if (op == model::CommOp::kUnknown)
-      rank_->stats.Count(ImportIssue::kUnknownCollective, offset, std::string(c.name));
+  model::CommOp op = model::CommOpFromPyTorchName(c.name);
+  if (op == model::CommOp::kUnknown) {
+    rank_->stats.Count(ImportIssue::kUnknownCollective, offset, std::string(c.name));
+    op = model::CommOpFromNcclKernelName(e.name);
   }
-  if (op == model::CommOp::kUnknown) op = model::CommOpFromNcclKernelName(e.name);
-
   uint32_t group = model::kNoIndex;
   if (!c.group_name.empty()) {
     model::ProcessGroup g;
     g.name = std::string(c.group_name);
     g.description = std::string(c.group_desc);
     g.ranks = ParseRankList(c.group_ranks);
-    g.size = static_cast<int>(c.group_size > 0 ? c.group_size : g.ranks.size());
+    g.size = static_cast<int>(c.group_size > 0 && c.group_size <= INT32_MAX ? c.group_size : g.ranks.size());
     group = rank_->FindOrAddGroup(g);
   }
   int elem = model::DataTypeSize(c.dtype);
-  if (c.present() && elem == 0 && !c.dtype.empty())
+  if (elem == 0 && !c.dtype.empty())
     rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset,
                        "unknown dtype '" + std::string(c.dtype) + "'");
   int64_t in = c.in_elems, out = c.out_elems;
@@ -175,114 +200,24 @@ void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint6
   if (elem > 0 && __builtin_mul_overflow(std::max<int64_t>(std::max<int64_t>(in, out), 0),
                                          static_cast<int64_t>(elem), &bytes))
     bytes = -1;
-  int32_t peer = static_cast<int32_t>(c.dst_rank >= 0 ? c.dst_rank : c.src_rank);
+  int64_t peer64 = c.dst_rank >= 0 ? c.dst_rank : c.src_rank;
+  int32_t peer = peer64 >= 0 && peer64 <= INT32_MAX ? static_cast<int32_t>(peer64) : -1;
+  // PyTorch's Seq numbers a group's collectives alike on every member; its p2p numbering
+  // is per rank, not per pair, so p2p ops are numbered per (peer, direction) by the
+  // number_ops pass instead.
+  int64_t seq = model::IsPointToPoint(op) ? -1 : c.seq;
   uint32_t row = rank_->comms.Append(e.ts_ns, e.ts_ns + e.dur_ns, op,
                                      rank_->strings.Intern(c.dtype), in, out, bytes, group,
-                                     c.seq, peer, activity);
+                                     seq, peer, activity);
   rank_->gpu.comm[activity] = row;
 }
 
-void KinetoTableWriter::SortGpuActivities() {
-  model::GpuActivities& g = rank_->gpu;
-  std::vector<uint32_t> order(g.size());
-  std::iota(order.begin(), order.end(), 0u);
-  bool sorted = std::is_sorted(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return g.start[a] < g.start[b];
-  });
-  if (sorted) return;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return g.start[a] < g.start[b]; });
-  Permute(&g.start, order);
-  Permute(&g.end, order);
-  Permute(&g.name, order);
-  Permute(&g.device, order);
-  Permute(&g.stream, order);
-  Permute(&g.correlation, order);
-  Permute(&g.kind, order);
-  Permute(&g.cls, order);
-  Permute(&g.comm, order);
-  Permute(&g.launch, order);
-  for (uint32_t i = 0; i < g.size(); ++i)
-    if (g.comm[i] != model::kNoIndex) rank_->comms.activity[g.comm[i]] = i;
-}
-
-void KinetoTableWriter::LinkLaunches() {
-  const model::HostEvents& h = rank_->host;
-  std::unordered_map<int64_t, model::TimeNs> launch_of;
-  launch_of.reserve(h.size() / 4);
-  for (size_t i = 0; i < h.size(); ++i) {
-    if (h.correlation[i] == 0) continue;
-    if (h.kind[i] != HostKind::kRuntime && h.kind[i] != HostKind::kDriver) continue;
-    launch_of.emplace(h.correlation[i], h.start[i]);
-  }
-  model::GpuActivities& g = rank_->gpu;
-  uint64_t unmatched = 0;
-  for (size_t i = 0; i < g.size(); ++i) {
-    auto it = launch_of.find(g.correlation[i]);
-    if (it != launch_of.end()) {
-      g.launch[i] = it->second;
-    } else {
-      ++unmatched;
-    }
-  }
-  // Activities launched before the profiler started have no launch in the trace: an
-  // expected loss at the window's edge, counted so the report can say how many.
-  if (unmatched)
-    rank_->stats.Count(ImportIssue::kUnmatchedCorrelation, 0,
-                       "GPU activities whose launching call is not in the trace", unmatched);
-}
-
-void KinetoTableWriter::NumberCollectives() {
-  // The k-th collective of a group on one rank is the k-th on every other rank: number
-  // them per group in launch order (GPU start order when the launch is unknown).
-  model::CommOps& c = rank_->comms;
-  std::vector<uint32_t> order(c.size());
-  std::iota(order.begin(), order.end(), 0u);
-  auto when = [&](uint32_t i) {
-    uint32_t a = c.activity[i];
-    model::TimeNs t = a != model::kNoIndex ? rank_->gpu.launch[a] : model::kNoTime;
-    return t != model::kNoTime ? t : c.start[i];
-  };
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return when(a) < when(b); });
-  std::unordered_map<uint32_t, int64_t> next;
-  for (uint32_t i : order) {
-    if (c.seq[i] >= 0) continue;  // the trace said
-    c.seq[i] = next[c.group[i]]++;
-  }
-}
-
-void KinetoTableWriter::CollectSteps() {
-  const model::HostEvents& h = rank_->host;
-  for (size_t i = 0; i < h.size(); ++i) {
-    if (h.kind[i] != HostKind::kCpuOp && h.kind[i] != HostKind::kUserAnnotation) continue;
-    std::string_view n = rank_->strings.Get(h.name[i]);
-    if (n.substr(0, model::kProfilerStepPrefix.size()) != model::kProfilerStepPrefix) continue;
-    model::ProfilerStep s;
-    s.number = std::atoll(std::string(n.substr(model::kProfilerStepPrefix.size())).c_str());
-    s.start = h.start[i];
-    s.end = h.end[i];
-    rank_->steps.push_back(s);
-  }
-  std::sort(rank_->steps.begin(), rank_->steps.end(),
-            [](const model::ProfilerStep& a, const model::ProfilerStep& b) {
-              return a.start < b.start;
-            });
-}
-
 void KinetoTableWriter::Finish(int64_t base_ns) {
-  if (base_ns != 0) {
-    AddBase(&rank_->gpu.start, base_ns);
-    AddBase(&rank_->gpu.end, base_ns);
-    AddBase(&rank_->host.start, base_ns);
-    AddBase(&rank_->host.end, base_ns);
-    AddBase(&rank_->comms.start, base_ns);
-    AddBase(&rank_->comms.end, base_ns);
-  }
-  SortGpuActivities();
-  LinkLaunches();
-  NumberCollectives();
-  CollectSteps();
+  if (base_ns == 0) return;
+  for (auto* column : {&rank_->gpu.start, &rank_->gpu.end, &rank_->host.start, &rank_->host.end,
+                       &rank_->comms.start, &rank_->comms.end, &rank_->annotations.start,
+                       &rank_->annotations.end, &rank_->flows.time})
+    AddBase(column, base_ns);
 }
 
 }  // namespace commlens::importers

@@ -1,11 +1,10 @@
-// Appends decoded Kineto events to a rank's columnar tables, then finishes the rank:
-// moves times onto the Unix epoch, sorts GPU activities by start, links each activity to
-// the host call that launched it, derives profiler steps and sequence numbers.
+// Appends decoded Kineto events to a rank's columnar tables. It only appends: sorting,
+// classification, launch links, sequence numbers and steps are the finishing passes'
+// (passes/finish.h), the same for every format.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "importers/kineto/kineto_event.h"
@@ -20,24 +19,22 @@ class KinetoTableWriter {
   // |offset| is the event's byte offset in the decoded file, kept for error reports.
   void Add(const KinetoEvent& event, uint64_t offset);
 
-  // |base_ns| is added to every time (Kineto's baseTimeNanoseconds, 0 when absent).
+  // Moves every time onto the Unix epoch: |base_ns| is Kineto's baseTimeNanoseconds
+  // (0 when absent), added once the whole document is read.
   void Finish(int64_t base_ns);
 
  private:
-  void AddGpuActivity(const KinetoEvent& e, model::ActivityKind kind, uint64_t offset);
+  void AddComplete(const KinetoEvent& e, uint64_t offset);
+  void AddMetadata(const KinetoEvent& e);
+  void AddFlow(const KinetoEvent& e, model::FlowPhase phase, uint64_t offset);
+  void AddGpuActivity(const KinetoEvent& e, model::ActivityKind kind);
   void AddCommOp(const KinetoEvent& e, uint32_t activity, uint64_t offset);
-  model::ActivityClass ClassOf(model::StringId name, model::ActivityKind kind);
-  void SortGpuActivities();
-  void LinkLaunches();
-  void NumberCollectives();
-  void CollectSteps();
 
   model::RankTrace* rank_;
-  // Per-name class cache: classification runs once per distinct kernel name.
-  std::unordered_map<uint32_t, model::ActivityClass> class_cache_;
 };
 
-// "[0, 1, 2, 3]" -> {0,1,2,3}; stops at "..." (truncated lists) or anything else.
+// "[0, 1, 2, 3]" -> {0,1,2,3}; stops at "..." (truncated lists) or anything else, and
+// at a number beyond int's range (a bad field, not a wrapped rank).
 std::vector<int> ParseRankList(std::string_view text);
 
 }  // namespace commlens::importers

@@ -4,13 +4,13 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "common/file.h"
 #include "importers/native/gpu_clock.h"
 #include "recorder/native_format/format.h"
 #include "recorder/native_format/record_reader.h"
@@ -46,18 +46,6 @@ struct Decoded {
   bool ended = false;
   importers::native::GpuClock clock;
 };
-
-Status ReadFile(const std::string& path, std::vector<uint8_t>* out) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return Error(path + ": cannot open: " + std::strerror(errno));
-  std::streamoff size = in.tellg();
-  if (size < 0) return Error(path + ": cannot read its size");
-  out->resize(static_cast<size_t>(size));
-  in.seekg(0);
-  if (size > 0 && !in.read(reinterpret_cast<char*>(out->data()), size))
-    return Error(path + ": read failed");
-  return OkStatus();
-}
 
 std::string Hex(uint64_t v) {
   char buf[24];
@@ -214,6 +202,7 @@ std::map<uint32_t, uint32_t> FillGroups(const Decoded& d, model::RankTrace* t) {
     g.name = name.empty() ? "comm-" + Hex(c.comm_hash) : name;
     g.comm_hash = c.comm_hash;
     g.size = c.nranks;
+    g.self = c.rank;
     // A communicator of the whole job in which this rank keeps its global number is the
     // world group: its members are 0..n-1. Otherwise they are not recorded.
     if (c.nranks == t->world_size && c.rank == t->rank && t->rank >= 0 && c.nranks <= (1 << 20)) {
@@ -225,28 +214,18 @@ std::map<uint32_t, uint32_t> FillGroups(const Decoded& d, model::RankTrace* t) {
   return group_of;
 }
 
-// The key that matches this op with its counterparts on other ranks (model: same
-// process group, same seq).
+// The op's sequence number (model: collectives per group, p2p per direction and peer):
 //  - collectives: comm_seq, which every rank assigns alike unless the recorder was ever
-//    fully off; then NCCL's own per-type counter, made unique across types;
-//  - copy-engine collectives: the same, numbered apart (bit 40);
-//  - p2p: the k-th message from comm rank s to comm rank d has the same key on the
-//    sender and the receiver: bit 62 | (s * n + d) << 28 | k.
-int64_t SequenceKey(const nf::OpRecord& o, CommOp op, int self, int n, bool seq_reliable) {
-  if (o.kind == static_cast<uint8_t>(nf::OpKind::kP2p)) {
-    const bool in_range = self >= 0 && self < n && o.root_or_peer >= 0 && o.root_or_peer < n && n <= 65536;
-    if (!in_range) return static_cast<int64_t>(o.comm_seq & ((uint64_t{1} << 62) - 1));
-    const int64_t src = op == CommOp::kSend ? self : o.root_or_peer;
-    const int64_t dst = op == CommOp::kSend ? o.root_or_peer : self;
-    const int64_t pair = src * n + dst;
-    return (int64_t{1} << 62) | (pair << 28) | static_cast<int64_t>(o.comm_seq & ((1u << 28) - 1));
-  }
-  // Kept below 2^40 (p2p and copy-engine keys live above); a trillion ops per group.
-  constexpr uint64_t kMask = (uint64_t{1} << 40) - 1;
-  uint64_t seq = o.comm_seq & kMask;
-  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = ((o.nccl_seq << 4) + static_cast<uint64_t>(op)) & kMask;
-  if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) seq |= uint64_t{1} << 40;
-  return static_cast<int64_t>(seq);
+//    fully off; then NCCL's own per-type counter, made unique across types
+//    (nccl_seq * 16 + op);
+//  - copy-engine collectives: the same, in their own sequence (CommFlags);
+//  - p2p: comm_seq is already the k-th message from the sender to the receiver.
+int64_t SequenceNumber(const nf::OpRecord& o, CommOp op, bool seq_reliable) {
+  constexpr uint64_t kMax = (uint64_t{1} << 62) - 1;  // what a file may claim, kept positive
+  if (o.kind == static_cast<uint8_t>(nf::OpKind::kP2p)) return static_cast<int64_t>(o.comm_seq & kMax);
+  uint64_t seq = o.comm_seq;
+  if (!seq_reliable && o.nccl_seq != nf::kNoSeq) seq = (o.nccl_seq << 4) + static_cast<uint64_t>(op);
+  return static_cast<int64_t>(seq & kMax);
 }
 
 // GPU start and end of an op if its kernel channels were timed, else its host times.
@@ -279,8 +258,7 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   int64_t in = 0, out = 0;
   Elements(op, o.count, n, &in, &out);
   const int64_t bytes = Times(std::max(in, out), model::DataTypeSize(dtype));
-  const int self = comm == d.comms.end() ? -1 : comm->second.rank;
-  const int64_t seq = SequenceKey(o, op, self, n, seq_reliable);
+  const int64_t seq = SequenceNumber(o, op, seq_reliable);
   const int32_t peer = (model::IsPointToPoint(op) || IsRooted(op)) ? o.root_or_peer : -1;
   auto g = group_of.find(o.comm);
   uint32_t r = t->comms.Append(p.start, p.end, op, t->strings.Intern(dtype), in, out, bytes,
@@ -288,6 +266,7 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.algorithm[r] = t->strings.Intern(StringOf(d, o.algo));
   t->comms.protocol[r] = t->strings.Intern(StringOf(d, o.proto));
   t->comms.channels[r] = ce ? -1 : o.channels;
+  t->comms.flags[r] = ce ? model::kCommCopyEngine : 0;
   auto api = api_start.find(o.api_id);
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }
@@ -318,11 +297,11 @@ void FillHostAndCounters(const Decoded& d, model::RankTrace* t) {
       case nf::ApiKind::kKernelLaunch: name = "ncclKernelLaunch"; break;
       default: name = "nccl" + StringOf(d, a.func);
     }
-    t->host.Append(a.host_start_ns, std::max(a.host_stop_ns, a.host_start_ns), t->strings.Intern(name), -1, 0,
-                   model::HostKind::kOther);
+    t->host.Append(a.host_start_ns, std::max(a.host_stop_ns, a.host_start_ns), t->strings.Intern(name),
+                   d.process.pid, -1, 0, model::HostKind::kOther);
   }
-  model::CounterSeries sent{"nccl.proxy.send_bytes", "bytes", {}, {}};
-  model::CounterSeries received{"nccl.proxy.recv_bytes", "bytes", {}, {}};
+  model::CounterSeries sent{.name = "nccl.proxy.send_bytes", .unit = "bytes", .host = t->hostname};
+  model::CounterSeries received{.name = "nccl.proxy.recv_bytes", .unit = "bytes", .host = t->hostname};
   std::vector<const nf::ProxyOpRecord*> proxies;
   for (const nf::ProxyOpRecord& p : d.proxy_ops) proxies.push_back(&p);
   std::sort(proxies.begin(), proxies.end(),
@@ -381,8 +360,8 @@ bool LooksLikeNativeTrace(std::string_view first_bytes) {
 }
 
 Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
-  std::vector<uint8_t> bytes;
-  COMMLENS_RETURN_IF_ERROR(ReadFile(path, &bytes));
+  COMMLENS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
   nf::FileHeader header;
   std::string why;
   if (!nf::ParseFileHeader(bytes, &header, &why)) return Error(path + ": " + why);

@@ -9,6 +9,7 @@
 #include "importers/kineto/kineto_table_writer.h"
 #include "importers/kineto/time_text.h"
 #include "model/activity_class.h"
+#include "passes/finish.h"
 
 namespace commlens::importers {
 namespace {
@@ -16,7 +17,9 @@ namespace {
 Result<model::RankTrace> ImportText(const std::string& json, const std::string& name = "t.json") {
   Result<InputFile> f = DecodeInput(json, name);
   if (!f.ok()) return f.status();
-  return ImportKinetoTrace(f->buffer, name);
+  Result<model::RankTrace> r = ImportKinetoTrace(f->buffer, name);
+  if (r.ok()) passes::FinishRank(&r.value());  // as the loader does
+  return r;
 }
 
 TEST(TimeText, ConvertsMicrosecondTextExactly) {
@@ -46,6 +49,36 @@ TEST(KinetoTableWriter, ParsesRankLists) {
   EXPECT_EQ(ParseRankList("[0, 1, 2, 3]"), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(ParseRankList("[0, 8, 16, ...]"), (std::vector<int>{0, 8, 16}));
   EXPECT_TRUE(ParseRankList("").empty());
+  // A rank beyond int's range ends the list: it is not wrapped into a wrong rank.
+  EXPECT_EQ(ParseRankList("[1, 2147483647, 2147483648, 3]"), (std::vector<int>{1, 2147483647}));
+  EXPECT_EQ(ParseRankList("[99999999999999999999999]"), (std::vector<int>{}));
+}
+
+TEST(KinetoImporter, KeepsFlowsInstantsAndThreadNames) {
+  std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 5, "tid": 6, "ts": 10, "dur": 5},
+    {"ph": "s", "id": 3, "pid": 5, "tid": 6, "ts": 11, "cat": "fwdbwd", "name": "fwdbwd"},
+    {"ph": "f", "id": 3, "pid": 5, "tid": 9, "ts": 40, "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"},
+    {"ph": "i", "s": "t", "pid": 5, "tid": 6, "ts": 50, "name": "Iteration Start: PyTorch Profiler"},
+    {"ph": "M", "name": "thread_name", "pid": 5, "tid": 6, "args": {"name": "python main"}},
+    {"ph": "b", "id": 1, "pid": 5, "tid": 6, "ts": 60, "cat": "async", "name": "weird"}
+  ]})";
+  Result<model::RankTrace> r = ImportText(json);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const model::RankTrace& t = *r;
+  ASSERT_EQ(t.flows.size(), 2u);
+  EXPECT_EQ(t.flows.id[0], 3);
+  EXPECT_EQ(t.flows.phase[0], model::FlowPhase::kStart);
+  EXPECT_EQ(t.flows.phase[1], model::FlowPhase::kEnd);
+  EXPECT_EQ(t.flows.tid[1], 9);
+  EXPECT_EQ(t.strings.Get(t.flows.category[0]), "fwdbwd");
+  ASSERT_EQ(t.annotations.size(), 1u);  // the instant, zero length
+  EXPECT_EQ(t.annotations.start[0], t.annotations.end[0]);
+  ASSERT_EQ(t.threads.size(), 1u);
+  EXPECT_EQ(t.threads[0].tid, 6);
+  EXPECT_EQ(t.threads[0].name, "python main");
+  // A phase commlens does not read is counted, not silently dropped.
+  EXPECT_EQ(t.stats.count(model::ImportIssue::kUnknownPhase), 1u);
 }
 
 // A trimmed real trace: metadata, a ProfilerStep pair, runtime launches, a GEMM, an NCCL
@@ -117,8 +150,24 @@ TEST(KinetoImporter, WritesTablesFromARealShapedTrace) {
   ASSERT_EQ(t.steps.size(), 2u);
   EXPECT_EQ(t.steps[0].number, 3);
   EXPECT_EQ(t.steps[1].start, base + 200000);
-  // host: 2 steps + 3 runtime/driver + the GPU-side annotation; the Trace span is skipped
-  EXPECT_EQ(t.host.size(), 6u);
+  // host: 3 runtime/driver calls; the Trace span is skipped
+  EXPECT_EQ(t.host.size(), 3u);
+  EXPECT_EQ(t.host.pid[0], 10);
+  // annotations: 2 host-side steps, depth 0, and the GPU-side step on stream 7
+  ASSERT_EQ(t.annotations.size(), 3u);
+  EXPECT_EQ(t.annotations.device[0], -1);
+  EXPECT_EQ(t.annotations.depth[0], 0);
+  EXPECT_EQ(t.annotations.device[2], 0);
+  EXPECT_EQ(t.annotations.tid[2], 7);
+  // the memcpy's bytes and direction
+  EXPECT_EQ(t.gpu.bytes[2], 1024);
+  EXPECT_EQ(t.gpu.copy[2], model::CopyKind::kDtoD);
+  EXPECT_EQ(t.gpu.bytes[0], -1);
+  // metadata: the process name; launch flows (ac2g) are the correlation ids, not flows
+  ASSERT_EQ(t.threads.size(), 1u);
+  EXPECT_EQ(t.threads[0].name, "python");
+  EXPECT_EQ(t.threads[0].tid, -1);
+  EXPECT_EQ(t.flows.size(), 0u);
   EXPECT_EQ(t.stats.total(), 0u);
 }
 

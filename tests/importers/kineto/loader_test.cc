@@ -4,6 +4,8 @@
 
 #include <zlib.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -114,6 +116,38 @@ TEST(TraceLoader, BadFilesAreReportedAndTheRestLoads) {
   Result<model::Trace> s = LoadTrace({dir.path()}, strict);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("--strict"), std::string::npos);
+}
+
+TEST(TraceLoader, RefusesFilesThatNeverEnd) {
+  // A FIFO (or a device) given as a trace would block forever; it is refused at once,
+  // named, and the other ranks still load.
+  TempDir dir;
+  std::string fifo = dir.path() + "/rank1.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result<model::Trace> t = LoadTrace({kDdp + "/rank0.json.gz", fifo, "/dev/zero"}, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->ranks.size(), 1u);
+  ASSERT_EQ(t->failures.size(), 2u);
+  EXPECT_NE(t->failures[0].message.find("rank1.json: is a FIFO"), std::string::npos) << t->failures[0].message;
+  EXPECT_NE(t->failures[1].message.find("/dev/zero: is a device"), std::string::npos) << t->failures[1].message;
+}
+
+TEST(TraceLoader, ParseErrorsNameTheBytePosition) {
+  TempDir dir;
+  std::string rank0 = Gunzip(ReadAll(kDdp + "/rank0.json.gz"));
+  // Cut inside a string: simdjson's first pass finds the unclosed string; the message
+  // still says where it starts.
+  size_t quote = rank0.find("\"name\": \"", rank0.size() / 2) + 8;  // the value's opening quote
+  dir.Write("cut_in_string.json", rank0.substr(0, quote + 6));
+  // A missing comma between two events on line 3.
+  dir.Write("bad_token.json", "{\n\"traceEvents\": [\n{\"ph\": \"X\"} {\"ph\": \"X\"}]}");
+  Result<model::Trace> t = LoadTrace({dir.path()}, {});
+  ASSERT_FALSE(t.ok());
+  const std::string& m = t.status().message();
+  EXPECT_NE(m.find("cut_in_string.json: invalid JSON at byte " + std::to_string(quote)), std::string::npos) << m;
+  EXPECT_NE(m.find("unclosed string"), std::string::npos) << m;
+  EXPECT_NE(m.find("bad_token.json: invalid JSON at byte"), std::string::npos) << m;
+  EXPECT_NE(m.find("(line 3, column "), std::string::npos) << m;
 }
 
 TEST(TraceLoader, EmptyAndMissingInputs) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "passes/finish.h"
 #include "recorder/native_format/format.h"
 #include "recorder/native_format/record_writer.h"
 
@@ -147,15 +148,12 @@ TEST(NativeImporterTest, SizesFollowNcclTests) {
     EXPECT_EQ(t.comms.out_elems[i], want[i].out);
     EXPECT_EQ(t.comms.bytes[i], want[i].bytes);
     EXPECT_EQ(t.comms.peer[i], want[i].peer);
-    if (i < 6) {
-      EXPECT_EQ(t.comms.seq[i], static_cast<int64_t>(i));
-    }
+    EXPECT_EQ(t.comms.seq[i], static_cast<int64_t>(i));  // p2p too: the k-th message between the two
     EXPECT_EQ(t.strings.Get(t.comms.algorithm[i]), "RING");
     EXPECT_EQ(t.comms.channels[i], 2);
   }
-  // p2p keys: bit 62 | (source * n + destination) << 28 | message number.
-  EXPECT_EQ(t.comms.seq[6], (int64_t{1} << 62) | (int64_t{3 * 8 + 1} << 28) | 6);
-  EXPECT_EQ(t.comms.seq[7], (int64_t{1} << 62) | (int64_t{2 * 8 + 3} << 28) | 7);
+  // p2p: direction is the op, the other end is the peer (comm ranks).
+  EXPECT_EQ(t.groups[t.comms.group[6]].self, 3);
   EXPECT_EQ(t.rank, 3);
   EXPECT_EQ(t.world_size, 8);
   EXPECT_EQ(t.hostname, "node7");
@@ -173,13 +171,22 @@ TEST(NativeImporterTest, SendAndItsReceiveShareAKeyAcrossRanks) {
   receiver.Comm(0, 0x77, "pp", 1, 2);
   receiver.Op(0, "AllReduce", "ncclFloat32", 1);
   receiver.Op(0, "Recv", "ncclFloat32", 64, /*peer=*/0, nf::OpKind::kP2p, 0);
-  model::RankTrace a = Import(sender.bytes(), "p2p0.cltrace");
-  model::RankTrace b = Import(receiver.bytes(), "p2p1.cltrace");
-  ASSERT_EQ(a.comms.size(), 2u);
-  ASSERT_EQ(b.comms.size(), 2u);
-  EXPECT_EQ(a.comms.seq[0], b.comms.seq[0]);  // the all-reduce
-  EXPECT_EQ(a.comms.seq[1], b.comms.seq[1]);  // the message
-  EXPECT_NE(a.comms.seq[0], a.comms.seq[1]);
+  model::Trace job;
+  job.ranks.push_back(Import(sender.bytes(), "p2p0.cltrace"));
+  job.ranks.push_back(Import(receiver.bytes(), "p2p1.cltrace"));
+  ASSERT_EQ(job.ranks[0].comms.size(), 2u);
+  ASSERT_EQ(job.ranks[1].comms.size(), 2u);
+  passes::FinishJob(&job);
+  const model::MatchedOps& m = job.matched;
+  ASSERT_EQ(m.size(), 2u);  // the all-reduce and the message, each on both ranks
+  EXPECT_EQ(m.kind[0], model::MatchKind::kCollective);
+  EXPECT_EQ(m.members(0), 2u);
+  EXPECT_EQ(m.kind[1], model::MatchKind::kP2p);
+  EXPECT_EQ(m.sender[1], 0);
+  EXPECT_EQ(m.receiver[1], 1);
+  ASSERT_EQ(m.members(1), 2u);
+  EXPECT_EQ(job.ranks[m.rank_index[m.first[1]]].comms.op[m.row[m.first[1]]], CommOp::kSend);
+  EXPECT_EQ(job.ranks[m.rank_index[m.first[1] + 1]].comms.op[m.row[m.first[1] + 1]], CommOp::kRecv);
 }
 
 TEST(NativeImporterTest, GpuTimesUseTheSmallestOffsetBoundNearby) {

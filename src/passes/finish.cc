@@ -1,0 +1,21 @@
+#include "passes/finish.h"
+
+#include "passes/passes.h"
+
+namespace commlens::passes {
+
+void FinishRank(model::RankTrace* rank) {
+  SortActivities(rank);
+  Classify(rank);
+  LinkLaunches(rank);
+  NumberOps(rank);
+  NestAnnotations(rank);
+  FindSteps(rank);
+}
+
+void FinishJob(model::Trace* trace) {
+  BuildJobGroups(trace);
+  MatchOps(trace);
+}
+
+}  // namespace commlens::passes

@@ -1,0 +1,19 @@
+// The individual finishing passes, in the order finish.cc runs them (see finish.h).
+// Each is safe to run on a rank whose tables are empty.
+#pragma once
+
+#include "model/trace.h"
+
+namespace commlens::passes {
+
+void SortActivities(model::RankTrace* rank);
+void Classify(model::RankTrace* rank);
+void LinkLaunches(model::RankTrace* rank);
+void NumberOps(model::RankTrace* rank);
+void NestAnnotations(model::RankTrace* rank);
+void FindSteps(model::RankTrace* rank);
+
+void BuildJobGroups(model::Trace* trace);
+void MatchOps(model::Trace* trace);
+
+}  // namespace commlens::passes
