@@ -95,6 +95,14 @@ TEST_P(KinetoGolden, JsonParsesBackWithTheDocumentedShape) {
     EXPECT_GT(simdjson::dom::array(r["kernel_breakdown"]["top_kernels"]).size(), 0u);
     EXPECT_GT(simdjson::dom::array(r["idle_gaps"]).size(), 0u);
   }
+  // Job-level results: per-step means and the job's kernel table.
+  simdjson::dom::array steps = doc["steps"];
+  ASSERT_GT(steps.size(), 0u);
+  for (simdjson::dom::element s : steps) {
+    EXPECT_EQ(int64_t(s["ranks"]), 4);
+    EXPECT_GT(double(s["span_us"]), 0.0);
+  }
+  EXPECT_GT(simdjson::dom::array(doc["kernel_breakdown"]["top_kernels"]).size(), 0u);
   simdjson::dom::array buckets = doc["collectives"]["buckets"];
   ASSERT_GT(buckets.size(), 0u);
   for (simdjson::dom::element b : buckets) {
@@ -121,6 +129,38 @@ TEST_P(KinetoGolden, AgreesWithHta) {
       EXPECT_NEAR(b.overlap_pct(), h["overlap_pct"].get<double>(), 0.01);
     }
   }
+}
+
+TEST_P(KinetoGolden, JobKernelTableAccountsForEveryActivity) {
+  Analyzed a = AnalyzeSample(GetParam());
+  uint64_t activities = 0, counted = 0;
+  model::TimeNs total = 0, summed = 0;
+  for (const auto& r : a.job.ranks) {
+    activities += r.window.rows.size();
+    for (uint32_t i : r.window.rows) total += r.trace->gpu.end[i] - r.trace->gpu.start[i];
+  }
+  for (const auto& k : a.job.kernels.kernels) {
+    counted += k.count;
+    summed += k.total;
+  }
+  EXPECT_EQ(counted, activities);
+  EXPECT_EQ(summed, total);
+}
+
+TEST_P(Golden, MatchedOpsTableCoversEveryNumberedOp) {
+  Analyzed a = AnalyzeSample(GetParam());
+  const model::MatchedOps& m = a.trace.matched;
+  uint64_t numbered = 0;
+  for (const auto& r : a.trace.ranks)
+    for (uint32_t i = 0; i < r.comms.size(); ++i) numbered += r.comms.group[i] != model::kNoIndex && r.comms.seq[i] >= 0;
+  ASSERT_EQ(m.first.size(), m.size() + 1);
+  EXPECT_EQ(m.first.back(), numbered);
+  for (size_t k = 0; k < m.size(); ++k)
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
+      const auto& c = a.trace.ranks[m.rank_index[j]].comms;
+      ASSERT_EQ(c.seq[m.row[j]], m.seq[k]);
+      ASSERT_EQ(c.start[m.row[j]], m.start[j]);
+    }
 }
 
 // "native": the commlens NCCL profiler plugin's recording of a 4 x H200 DDP run.
