@@ -65,6 +65,13 @@ class KinetoDocumentReader {
   }
   Status ReadEvents(ondemand::document& doc, ondemand::value value);
   void ReadDistributedInfo(ondemand::value value);
+  // A rank or size must be a non-negative int; anything else is a bad field, counted.
+  bool InIntRange(int64_t v, const char* what) {
+    if (v >= 0 && v <= INT32_MAX) return true;
+    rank_->stats.Count(model::ImportIssue::kMalformedEvent, 0,
+                       std::string(what) + " out of range: " + std::to_string(v));
+    return false;
+  }
   void ReadDeviceProperties(ondemand::value value);
 
   const InputBuffer& input_;
@@ -150,9 +157,9 @@ void KinetoDocumentReader::ReadDistributedInfo(ondemand::value value) {
     int64_t n = 0;
     std::string_view s;
     if (key == keys::kRank && ReadInt(field.value(), &n)) {
-      rank_->rank = static_cast<int>(n);
+      if (InIntRange(n, "distributedInfo.rank")) rank_->rank = static_cast<int>(n);
     } else if (key == keys::kWorldSize && ReadInt(field.value(), &n)) {
-      rank_->world_size = static_cast<int>(n);
+      if (InIntRange(n, "distributedInfo.world_size")) rank_->world_size = static_cast<int>(n);
     } else if (key == keys::kBackend && field.value().get_string().get(s) == SUCCESS) {
       rank_->backend = std::string(s);
     } else if (key == keys::kNcclVersion && field.value().get_string().get(s) == SUCCESS) {
@@ -173,17 +180,20 @@ void KinetoDocumentReader::ReadDistributedInfo(ondemand::value value) {
           } else if (k == keys::kPgDesc && f.value().get_string().get(s) == SUCCESS) {
             group.description = std::string(s);
           } else if (k == keys::kPgSize && ReadInt(f.value(), &n)) {
-            group.size = static_cast<int>(n);
+            if (InIntRange(n, "pg_config pg_size")) group.size = static_cast<int>(n);
           } else if (k == keys::kPgRanks) {
             // PyTorch writes a JSON list; Kineto's on-demand synthesis a quoted string.
             ondemand::array list;
             if (f.value().get_array().get(list) == SUCCESS) {
               for (auto r : list) {
                 int64_t rk;
-                if (r.get_int64().get(rk) == SUCCESS) group.ranks.push_back(static_cast<int>(rk));
+                if (r.get_int64().get(rk) == SUCCESS && InIntRange(rk, "pg_config ranks"))
+                  group.ranks.push_back(static_cast<int>(rk));
               }
             } else if (f.value().get_string().get(s) == SUCCESS) {
-              group.ranks = ParseRankList(s);
+              bool out_of_range = false;
+              group.ranks = ParseRankList(s, &out_of_range);
+              if (out_of_range) InIntRange(INT64_MAX, "pg_config ranks");
             }
           }
         }

@@ -51,8 +51,9 @@ std::string Head(std::string_view name) { return std::string(name.substr(0, 80))
 
 }  // namespace
 
-std::vector<int> ParseRankList(std::string_view text) {
+std::vector<int> ParseRankList(std::string_view text, bool* out_of_range) {
   std::vector<int> ranks;
+  if (out_of_range) *out_of_range = false;
   size_t i = 0;
   while (i < text.size()) {
     char c = text[i];
@@ -60,7 +61,10 @@ std::vector<int> ParseRankList(std::string_view text) {
       int64_t v = 0;
       while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
         v = v * 10 + (text[i++] - '0');
-        if (v > INT32_MAX) return ranks;  // out of range: the list ends here
+        if (v > INT32_MAX) {  // out of range: the list ends here
+          if (out_of_range) *out_of_range = true;
+          return ranks;
+        }
       }
       ranks.push_back(static_cast<int>(v));
     } else if (c == '[' || c == ']' || c == ',' || c == ' ') {
@@ -187,7 +191,10 @@ void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint6
     model::ProcessGroup g;
     g.name = std::string(c.group_name);
     g.description = std::string(c.group_desc);
-    g.ranks = ParseRankList(c.group_ranks);
+    bool out_of_range = false;
+    g.ranks = ParseRankList(c.group_ranks, &out_of_range);
+    if (out_of_range || c.group_size > INT32_MAX)
+      rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset, "rank or group size out of range");
     g.size = static_cast<int>(c.group_size > 0 && c.group_size <= INT32_MAX ? c.group_size : g.ranks.size());
     group = rank_->FindOrAddGroup(g);
   }
@@ -201,7 +208,9 @@ void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint6
                                          static_cast<int64_t>(elem), &bytes))
     bytes = -1;
   int64_t peer64 = c.dst_rank >= 0 ? c.dst_rank : c.src_rank;
-  int32_t peer = peer64 >= 0 && peer64 <= INT32_MAX ? static_cast<int32_t>(peer64) : -1;
+  int32_t peer = -1;
+  if (peer64 > INT32_MAX) rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset, "peer rank out of range");
+  else if (peer64 >= 0) peer = static_cast<int32_t>(peer64);
   // PyTorch's Seq numbers a group's collectives alike on every member; its p2p numbering
   // is per rank, not per pair, so p2p ops are numbered per (peer, direction) by the
   // number_ops pass instead.

@@ -34,7 +34,7 @@ class KinetoTableWriter {
 };
 
 // "[0, 1, 2, 3]" -> {0,1,2,3}; stops at "..." (truncated lists) or anything else, and
-// at a number beyond int's range (a bad field, not a wrapped rank).
-std::vector<int> ParseRankList(std::string_view text);
+// at a number beyond int's range (a bad field, not a wrapped rank: |*out_of_range|).
+std::vector<int> ParseRankList(std::string_view text, bool* out_of_range = nullptr);
 
 }  // namespace commlens::importers

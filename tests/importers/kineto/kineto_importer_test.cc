@@ -54,6 +54,26 @@ TEST(KinetoTableWriter, ParsesRankLists) {
   EXPECT_EQ(ParseRankList("[99999999999999999999999]"), (std::vector<int>{}));
 }
 
+TEST(KinetoImporter, OutOfRangeRanksAreCountedNotWrapped) {
+  std::string json = R"({"distributedInfo": {"rank": 99999999999, "world_size": 4,
+      "pg_config": [{"pg_name": "0", "pg_size": 4, "ranks": [0, 4294967296]}]},
+    "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 7, "ts": 1, "dur": 2,
+     "args": {"stream": 7, "Collective name": "allreduce", "dtype": "Float", "In msg nelems": 4,
+              "Out msg nelems": 4, "Process Group Name": "0", "Process Group Ranks": "[0, 1, 4294967296]",
+              "Group size": 4, "Dst Rank": 8589934592}}
+  ]})";
+  Result<model::RankTrace> r = ImportText(json);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const model::RankTrace& t = *r;
+  EXPECT_EQ(t.rank, -1);  // not a wrapped number: the loader falls back to the file name
+  EXPECT_EQ(t.stats.count(model::ImportIssue::kMalformedEvent), 2u);  // rank, pg_config ranks
+  EXPECT_EQ(t.stats.count(model::ImportIssue::kBadCollectiveArgs), 2u);  // group ranks, peer
+  ASSERT_EQ(t.comms.size(), 1u);
+  EXPECT_EQ(t.comms.peer[0], -1);
+  EXPECT_EQ(t.groups[0].ranks, (std::vector<int>{0}));
+}
+
 TEST(KinetoImporter, KeepsFlowsInstantsAndThreadNames) {
   std::string json = R"({"traceEvents": [
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 5, "tid": 6, "ts": 10, "dur": 5},
