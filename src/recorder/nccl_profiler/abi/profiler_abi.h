@@ -2,12 +2,21 @@
 // shares, written from NCCL's documented layout (plugins/profiler/README.md and the
 // profiler_vN.h headers, read for facts). No NCCL header is included: the plugin builds
 // and loads without NCCL or CUDA.
+//
+// Each header pins its structs with static_asserts on size and member offsets: the
+// numbers are NCCL's C layout worked out for LP64 Linux (x86-64; aarch64 lays these
+// types out alike), not what our compiler happened to produce. A member added, moved or
+// retyped by mistake fails the build instead of reading the wrong bytes inside NCCL.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 namespace commlens::recorder::abi {
+
+static_assert(sizeof(void*) == 8 && sizeof(int) == 4 && sizeof(size_t) == 8 && alignof(uint64_t) == 8 &&
+                  sizeof(bool) == 1,
+              "the profiler ABI layouts below are pinned for LP64 Linux");
 
 // ncclResult_t is a C enum passed as int. A plugin only ever returns these.
 enum Result : int { kSuccess = 0, kSystemError = 2, kInternalError = 3, kInvalidArgument = 4 };
@@ -88,6 +97,24 @@ struct NetPluginDescr {
   void* data;
 };
 
+static_assert(sizeof(Result) == 4 && sizeof(LogLevel) == 4 && sizeof(State) == 4);  // C enums
+
+// ncclProfilerEventStateArgs_v4_t (v5 and v6 reuse it).
+static_assert(sizeof(StateArgs) == 8);
+static_assert(offsetof(StateArgs, proxyStep.transSize) == 0 && offsetof(StateArgs, proxyCtrl.appendedProxyOps) == 0 &&
+              offsetof(StateArgs, netPlugin.data) == 0 && offsetof(StateArgs, kernelCh.pTimer) == 0);
+
+// The proxyOp, proxyStep, kernelCh and netPlugin members of the descriptor union.
+static_assert(sizeof(ProxyOpDescr) == 24);
+static_assert(offsetof(ProxyOpDescr, pid) == 0 && offsetof(ProxyOpDescr, channelId) == 4 &&
+              offsetof(ProxyOpDescr, peer) == 8 && offsetof(ProxyOpDescr, nSteps) == 12 &&
+              offsetof(ProxyOpDescr, chunkSize) == 16 && offsetof(ProxyOpDescr, isSend) == 20);
+static_assert(sizeof(ProxyStepDescr) == 4 && offsetof(ProxyStepDescr, step) == 0);
+static_assert(sizeof(KernelChDescr) == 16);
+static_assert(offsetof(KernelChDescr, channelId) == 0 && offsetof(KernelChDescr, pTimer) == 8);
+static_assert(sizeof(NetPluginDescr) == 16);
+static_assert(offsetof(NetPluginDescr, id) == 0 && offsetof(NetPluginDescr, data) == 8);
+
 // The exported table (ncclProfiler_vN): the same six members in every version; the
 // descriptor type and init's arguments differ.
 template <typename Descr, typename InitFn>
@@ -99,5 +126,13 @@ struct ProfilerTable {
   Result (*recordEventState)(void* eHandle, State eState, StateArgs* eStateArgs);
   Result (*finalize)(void* context);
 };
+
+// NCCL's ncclProfiler_vN_t layout, which every version's table must have.
+template <typename Table>
+constexpr bool HasTableLayout() {
+  return sizeof(Table) == 48 && offsetof(Table, name) == 0 && offsetof(Table, init) == 8 &&
+         offsetof(Table, startEvent) == 16 && offsetof(Table, stopEvent) == 24 &&
+         offsetof(Table, recordEventState) == 32 && offsetof(Table, finalize) == 40;
+}
 
 }  // namespace commlens::recorder::abi
