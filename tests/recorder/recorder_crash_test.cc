@@ -1,12 +1,17 @@
 // A job killed with SIGKILL keeps its trace up to the last flush: a child process loads
 // the plugin, records collectives, waits past a flush, tells the parent, records more,
 // and is killed; the parent reads what the file holds. A job that exits without
-// destroying its communicators (common with PyTorch) loses nothing.
+// destroying its communicators (common with PyTorch) loses nothing, and NCCL's threads
+// that go on calling the plugin while the process exits find it intact (the sanitizer
+// builds of scripts/tsan.sh are the ones that see a use after free).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <thread>
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
@@ -98,6 +103,101 @@ TEST(RecorderCrashTest, ExitWithoutFinalizeFlushesEverything) {
   auto t = importers::ImportNativeTrace(files[0]);
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->comms.size(), 7u);
+  EXPECT_FALSE(std::any_of(t->notes.begin(), t->notes.end(),
+                           [](const std::string& n) { return n.find("no end record") != std::string::npos; }));
+}
+
+// waitpid with a limit, so that a child stuck in exit fails the test instead of hanging
+// it; the child is killed then.
+bool WaitWithTimeout(pid_t child, int seconds, int* status) {
+  for (int i = 0; i < seconds * 100; ++i) {
+    pid_t r = waitpid(child, status, WNOHANG);
+    if (r == child) return true;
+    if (r < 0) return false;
+    usleep(10'000);
+  }
+  kill(child, SIGKILL);
+  waitpid(child, status, 0);
+  return false;
+}
+
+// NCCL's threads with work in flight while the process exits. One enqueues ops (CollApi
+// and Coll start and stop) as the application's thread does; the other reports kernel
+// channels and proxy steps of the latest op as the proxy thread does. Neither looks at
+// the activation mask (NCCL reports what it enqueued before the mask changed), and
+// neither stops until the process is gone.
+std::atomic<uint64_t> g_enqueued{0};
+std::atomic<void*> g_last_op{nullptr};
+
+void EnqueueThread(FakeNccl<5>* nccl) {
+  for (uint64_t i = 0;; ++i) {
+    void* api = nccl->Start(abi::kCollApi, nullptr, [](auto& d) { d.collApi.func = "AllReduce"; });
+    void* op = nccl->Start(abi::kColl, api, [&](auto& d) {
+      d.coll.func = "AllReduce";
+      d.coll.datatype = "ncclFloat32";
+      d.coll.count = 1;
+      d.coll.seqNumber = i;
+      d.coll.nChannels = 1;
+    });
+    nccl->Stop(op);
+    nccl->Stop(api);
+    if (op != nullptr) g_last_op.store(op, std::memory_order_release);
+    g_enqueued.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ProxyThread(FakeNccl<5>* nccl) {
+  for (uint64_t t = 1;; ++t) {
+    void* op = g_last_op.load(std::memory_order_acquire);
+    void* kernel = nccl->Start(abi::kKernelCh, op, [&](auto& d) { d.kernelCh.pTimer = 1'000'000 + t; });
+    void* proxy = nccl->Start(abi::kProxyOp, op, [](auto& d) {
+      d.proxyOp.pid = static_cast<int32_t>(getpid());
+      d.proxyOp.nSteps = 1;
+      d.proxyOp.isSend = 1;
+    });
+    void* step = nccl->Start(abi::kProxyStep, proxy, [](auto& d) { d.proxyStep.step = 0; });
+    abi::StateArgs a{};
+    a.proxyStep.transSize = 64;
+    nccl->Record(step, abi::kProxyStepSendWait, &a);
+    nccl->Stop(step);
+    nccl->Stop(proxy);
+    a.kernelCh.pTimer = 1'000'100 + t;
+    nccl->Record(kernel, abi::kKernelChStop, &a);
+    nccl->Stop(kernel);
+  }
+}
+
+[[noreturn]] void ExitWhileNcclThreadsRun(const std::string& dir) {
+  setenv("COMMLENS_OUT", dir.c_str(), 1);
+  setenv("COMMLENS_FLUSH_INTERVAL_MS", "5", 1);
+  setenv("COMMLENS_BUFFER_EVENTS", "256", 1);  // small pools: a sanitizer sees a freed one
+  // Registered before the plugin is loaded, so it runs after the plugin's own exit work
+  // (exit runs handlers last-registered first): the process lingers in exit while NCCL's
+  // threads go on calling in, as it does while CUDA and other libraries tear down.
+  std::atexit([] { usleep(200'000); });
+  static int mask = 0;
+  static FakeNccl<5>* nccl = new FakeNccl<5>;  // never freed: the threads outlive main
+  if (nccl->Init(0xE2, "late", 1, 2, 0, &mask) != 0) _exit(2);
+  std::thread(EnqueueThread, nccl).detach();
+  std::thread(ProxyThread, nccl).detach();
+  while (g_enqueued.load(std::memory_order_relaxed) < 200) usleep(1'000);
+  std::exit(0);  // no finalize, threads still running
+}
+
+TEST(RecorderCrashTest, ExitWhileNcclThreadsStillCallIn) {
+  const std::string dir = FreshDir("exit_race");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ExitWhileNcclThreadsRun(dir);
+  int status = 0;
+  ASSERT_TRUE(WaitWithTimeout(child, 60, &status)) << "the child hung in exit";
+  ASSERT_TRUE(WIFEXITED(status)) << "child ended by signal " << WTERMSIG(status);
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "the sanitizer's report is in the test's output";
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto t = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_GE(t->comms.size(), 1u);
   EXPECT_FALSE(std::any_of(t->notes.begin(), t->notes.end(),
                            [](const std::string& n) { return n.find("no end record") != std::string::npos; }));
 }

@@ -23,7 +23,7 @@ namespace commlens::recorder {
 
 namespace nf = native_format;
 
-Session g_session;
+NoDestructor<Session> g_session;
 
 namespace {
 
@@ -67,21 +67,19 @@ void StoreMask(int* mask, uint32_t value) {
 
 }  // namespace
 
-Session::~Session() {
+void Session::OnProcessExit() {
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
-  if (!running_) return;
-  if (getpid() != pid_) {
-    // A forked child (a data-loader worker): the flusher thread and the file belong to
-    // the parent. Leave both alone.
-    (void)flusher_.release();
-    return;
-  }
+  exited_ = true;  // a communicator created by another exit handler is not recorded
+  // A forked child (a data-loader worker) inherits a running session whose flusher
+  // thread and file belong to the parent: leave both alone.
+  if (!running_ || getpid() != pid_) return;
   StopSession(nf::EndReason::kProcessExit);
 }
 
 abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32_t supported,
                           abi::Logger log, Context** out) {
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
+  if (exited_) return abi::kInternalError;  // no flusher would outlive this exit
   if (!running_) {
     abi::Result r = StartLocked(params, supported, log);
     if (r != abi::kSuccess) return r;
@@ -150,8 +148,19 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
     fd_ = -1;
     return abi::kSystemError;
   }
+  RegisterExitHandler();
   running_ = true;
   return abi::kSuccess;
+}
+
+// Once per process. Exit handlers run before the destructors of libraries loaded
+// earlier (NCCL's among them), so the logger and NCCL's mask are still there.
+void Session::RegisterExitHandler() {
+  if (exit_handler_registered_) return;
+  exit_handler_registered_ = std::atexit([] { TheSession().OnProcessExit(); }) == 0;
+  if (!exit_handler_registered_)
+    Log(abi::kLogWarn, "commlens: cannot register an exit handler; a job that exits without "
+                       "finalizing NCCL loses its events since the last flush");
 }
 
 bool Session::OpenFile() {
@@ -246,7 +255,8 @@ void Session::StopSession(nf::EndReason reason) {
   fd_ = -1;
   running_ = false;
   ++session_number_;
-  // At process exit NCCL threads may still call in: keep the contexts (the OS frees them).
+  // After the last finalize NCCL makes no call for these communicators. At process exit
+  // its threads may still call in: the contexts stay, as the session does.
   if (reason == nf::EndReason::kFinalize) {
     for (auto& slot : registry_) slot.store(nullptr, std::memory_order_release);
     contexts_.clear();

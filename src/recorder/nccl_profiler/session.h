@@ -7,12 +7,18 @@
 // the last communicator's finalize or at process exit, whichever comes first. A later
 // init starts a new session with a new file.
 //
+// Lifetime: the one Session is never destroyed (TheSession). NCCL holds raw Context
+// pointers and tokens naming them, and its threads may call in until the process is
+// gone, also while exit() runs destructors; so process exit (an atexit handler) ends the
+// session, flushing and writing the End record, and frees nothing. Only the last
+// finalize, after which NCCL makes no call for those communicators, frees contexts.
+//
 // Recording state: events are recorded while the capture window is open and the control
 // file (if any) says on. Outside that, the activation mask NCCL reads is cut to Coll and
 // P2p only, so every rank keeps numbering its ops; "off" in the control file clears it.
 //
 // Threading: the hot path reads |recording_|, the registry and the mask with relaxed or
-// acquire loads and never locks. |lifecycle_mu_| serializes init and finalize; |mu_|
+// acquire loads and never locks. |lifecycle_mu_| serializes init, finalize and exit; |mu_|
 // guards the contexts, the file and the serializer, and is taken by init/finalize and by
 // each flush (order: lifecycle_mu_, then mu_). The flusher owns the control and window
 // bookkeeping.
@@ -24,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,7 +48,7 @@ namespace commlens::recorder {
 class Session {
  public:
   Session() = default;
-  ~Session();  // process exit or unload: flushes and closes what is still open
+  ~Session() = delete;  // never destroyed: see the top of this file
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -52,6 +59,9 @@ class Session {
                    abi::Logger log, Context** out);
   // Flushes the communicator's last events and retires it; the last one ends the session.
   void Finalize(Context* ctx);
+  // The atexit handler (registered by the first session): ends a running session as the
+  // last finalize would, but keeps every context, and refuses later inits.
+  void OnProcessExit();
 
   // Hot path.
   Context* ContextAt(uint32_t index) const {
@@ -68,6 +78,7 @@ class Session {
   enum Control : int { kControlOn, kControlOff, kControlCountOnly };
 
   abi::Result StartLocked(const CommParams& params, uint32_t supported, abi::Logger log);
+  void RegisterExitHandler();
   void StopSession(native_format::EndReason reason);
   bool OpenFile();
   void WriteProcessRecord();
@@ -85,6 +96,8 @@ class Session {
   std::mutex lifecycle_mu_;
   std::mutex mu_;
   bool running_ = false;
+  bool exit_handler_registered_ = false;
+  bool exited_ = false;  // the process is exiting: no new session
   int session_number_ = 0;
   int pid_ = 0;
   RecorderConfig cfg_;
@@ -102,7 +115,7 @@ class Session {
 
   // Communicators (contexts_ under mu_; the registry is read lock-free).
   std::array<std::atomic<Context*>, kMaxContexts> registry_{};
-  std::vector<std::unique_ptr<Context>> contexts_;  // live and retired, freed at session end
+  std::vector<std::unique_ptr<Context>> contexts_;  // live and retired, freed at the last finalize
   uint32_t next_index_ = 0;  // comm indexes are not reused within a file
   int live_contexts_ = 0;
 
@@ -129,8 +142,20 @@ class Session {
   int logged_control_ = kControlOn;
 };
 
+// Storage for an object built when the library is loaded and never destroyed: its
+// destructor is trivial, so nothing runs for it at exit or unload.
+template <typename T>
+class NoDestructor {
+ public:
+  NoDestructor() { new (storage_) T(); }
+  T& get() { return *std::launder(reinterpret_cast<T*>(storage_)); }
+
+ private:
+  alignas(T) unsigned char storage_[sizeof(T)];
+};
+
 // The one instance, defined in session.cc.
-extern Session g_session;
-inline Session& TheSession() { return g_session; }
+extern NoDestructor<Session> g_session;
+inline Session& TheSession() { return g_session.get(); }
 
 }  // namespace commlens::recorder
