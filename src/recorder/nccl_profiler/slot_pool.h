@@ -1,15 +1,23 @@
-// A fixed ring of event slots, allocated once (communicator init) and never resized.
+// A fixed pool of event slots, allocated once (communicator init) and never resized.
 //
 // Each slot moves Free -> Open (claimed by the thread that started the event) -> Done
 // (stopped) -> Free (drained by the flusher, or released directly by its owner for
-// events that are folded into another). Claims take the next slot in ring order; if it
-// is not Free the pool is full and the event is dropped (the caller counts it). Nothing
-// on these paths locks, allocates or makes a system call.
+// events that are folded into another). A claim takes a freed slot from a lock-free
+// stack, or else the next slot never used yet; it fails only when no slot is Free, and
+// the event is then dropped (the caller counts it). So an event that stays open for long
+// (a stalled proxy op) holds its own slot and blocks no other: there is no ring order in
+// which it could be in the way. Nothing on these paths locks, allocates or makes a
+// system call.
+//
+// The free stack is a Treiber stack of slot indexes; its head packs the top index with
+// a tag bumped on every change, so a claim that read a stale top cannot succeed (ABA).
+// Freed slots are reused last-in first-out, which keeps the pool's working set small.
 //
 // Threading contract: an Open slot is touched only by the thread(s) NCCL uses for that
 // event's start/record/stop, which NCCL never runs concurrently for one event; a Done
 // slot only by the flusher. The state word hands a slot from one to the other
-// (release on the writer's side, acquire on the reader's).
+// (release on the writer's side, acquire on the reader's); the stack head hands a freed
+// slot to its next owner the same way.
 //
 // Memory comes from calloc, so untouched slots cost no resident memory; T must be a
 // plain struct (zero bytes are its empty state).
@@ -31,6 +39,7 @@ class SlotPool {
   struct Slot {
     uint32_t state;
     uint32_t generation;
+    uint32_t next_free;  // while on the free stack: the slot below it, or kNone
     T data;
   };
 
@@ -45,28 +54,27 @@ class SlotPool {
     while (cap < capacity) cap <<= 1;
     slots_ = static_cast<Slot*>(std::calloc(cap, sizeof(Slot)));
     if (slots_ == nullptr) return false;
-    mask_ = cap - 1;
+    capacity_ = cap;
     return true;
   }
-  uint32_t capacity() const { return mask_ + 1; }
+  uint32_t capacity() const { return capacity_; }
 
-  // Hot path. Returns the claimed slot (now Open) and its index, or nullptr when full.
+  // Hot path. Returns the claimed slot (now Open) and its index, or nullptr when no slot
+  // is Free.
   Slot* Claim(uint32_t* index) {
-    uint64_t n = head_.fetch_add(1, std::memory_order_relaxed);
-    Slot* s = &slots_[n & mask_];
-    uint32_t expected = kFree;
-    if (!State(s).compare_exchange_strong(expected, kOpen, std::memory_order_acquire,
-                                          std::memory_order_relaxed)) {
-      return nullptr;
-    }
-    *index = static_cast<uint32_t>(n & mask_);
+    uint32_t i = PopFree();
+    if (i == kNone) i = TakeUnused();
+    if (i == kNone) return nullptr;
+    Slot* s = &slots_[i];
+    State(s).store(kOpen, std::memory_order_release);
+    *index = i;
     return s;
   }
 
   // Hot path. The slot |index| if it is Open with generation |gen|, else nullptr (a
   // stale or foreign handle).
   Slot* FindOpen(uint32_t index, uint32_t gen) {
-    if (index > mask_) return nullptr;
+    if (index >= capacity_) return nullptr;
     Slot* s = &slots_[index];
     if (State(s).load(std::memory_order_acquire) != kOpen) return nullptr;
     if (Generation(s).load(std::memory_order_relaxed) != gen) return nullptr;
@@ -78,35 +86,87 @@ class SlotPool {
   void MarkDone(Slot* s) { State(s).store(kDone, std::memory_order_release); }
   // Open or Done -> Free, with a new generation so old handles no longer match.
   void Release(Slot* s) {
-    Generation(s).fetch_add(1, std::memory_order_relaxed);
-    State(s).store(kFree, std::memory_order_release);
+    const uint32_t i = static_cast<uint32_t>(s - slots_);
+    Retire(s);
+    PushFree(i, i);
   }
 
   // Flusher: calls f(const T&) for every Done slot, then frees it. Returns how many.
   template <typename F>
   uint64_t DrainDone(F&& f) {
-    uint64_t claimed = head_.load(std::memory_order_relaxed);
-    uint64_t end = claimed < capacity() ? claimed : capacity();  // slots never claimed are Free
+    const uint32_t used = unused_.load(std::memory_order_acquire);  // the rest are Free
+    uint32_t top = kNone, bottom = kNone;  // the freed slots, chained for one push
     uint64_t n = 0;
-    for (uint64_t i = 0; i < end; ++i) {
+    for (uint32_t i = 0; i < used; ++i) {
       Slot* s = &slots_[i];
       if (State(s).load(std::memory_order_acquire) != kDone) continue;
       f(s->data);
-      Release(s);
+      Retire(s);
+      NextFree(s).store(top, std::memory_order_relaxed);
+      if (bottom == kNone) bottom = i;
+      top = i;
       ++n;
     }
+    if (n > 0) PushFree(top, bottom);
     return n;
   }
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+
   static std::atomic_ref<uint32_t> State(Slot* s) { return std::atomic_ref<uint32_t>(s->state); }
   static std::atomic_ref<uint32_t> Generation(Slot* s) {
     return std::atomic_ref<uint32_t>(s->generation);
   }
+  static std::atomic_ref<uint32_t> NextFree(Slot* s) { return std::atomic_ref<uint32_t>(s->next_free); }
+
+  // The stack head: the top slot's index in the low half, the tag in the high half.
+  static uint64_t Head(uint32_t top, uint64_t old_head) {
+    return ((old_head >> 32) + 1) << 32 | top;
+  }
+  static uint32_t TopOf(uint64_t head) { return static_cast<uint32_t>(head); }
+
+  void Retire(Slot* s) {
+    Generation(s).fetch_add(1, std::memory_order_relaxed);
+    State(s).store(kFree, std::memory_order_relaxed);  // published by PushFree
+  }
+
+  uint32_t PopFree() {
+    uint64_t head = free_head_.load(std::memory_order_acquire);
+    while (TopOf(head) != kNone) {
+      // May read a slot another thread has just claimed; the tag then fails the swap.
+      const uint32_t below = NextFree(&slots_[TopOf(head)]).load(std::memory_order_relaxed);
+      if (free_head_.compare_exchange_weak(head, Head(below, head), std::memory_order_acquire,
+                                           std::memory_order_acquire)) {
+        return TopOf(head);
+      }
+    }
+    return kNone;
+  }
+
+  // Pushes the chain |top| ... |bottom| (linked through next_free) in one swap.
+  void PushFree(uint32_t top, uint32_t bottom) {
+    uint64_t head = free_head_.load(std::memory_order_relaxed);
+    do {
+      NextFree(&slots_[bottom]).store(TopOf(head), std::memory_order_relaxed);
+    } while (!free_head_.compare_exchange_weak(head, Head(top, head), std::memory_order_release,
+                                               std::memory_order_relaxed));
+  }
+
+  // The next slot never claimed before, or kNone once every slot has been used.
+  uint32_t TakeUnused() {
+    uint32_t n = unused_.load(std::memory_order_relaxed);
+    while (n < capacity_) {
+      if (unused_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel, std::memory_order_relaxed))
+        return n;
+    }
+    return kNone;
+  }
 
   Slot* slots_ = nullptr;
-  uint32_t mask_ = 0;
-  alignas(64) std::atomic<uint64_t> head_{0};
+  uint32_t capacity_ = 0;
+  alignas(64) std::atomic<uint64_t> free_head_{kNone};  // empty, tag 0
+  std::atomic<uint32_t> unused_{0};  // slots [0, unused_) have been claimed at least once
 };
 
 }  // namespace commlens::recorder
