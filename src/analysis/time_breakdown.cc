@@ -27,6 +27,7 @@ TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vect
         memory.push_back(iv);
         break;
       case ActivityClass::kOther:
+      case ActivityClass::kUnclassified:  // never after the classify pass
         break;
     }
   }

@@ -49,8 +49,8 @@ uint32_t HostEvents::Append(TimeNs s, TimeNs e, StringId n, int64_t p, int64_t t
   start.push_back(s);
   end.push_back(e);
   name.push_back(n);
-  pid.push_back(p);
-  tid.push_back(t);
+  pid.push_back(ToThreadId(p));
+  tid.push_back(ToThreadId(t));
   correlation.push_back(corr);
   kind.push_back(k);
   return static_cast<uint32_t>(start.size() - 1);
@@ -62,8 +62,8 @@ uint32_t Annotations::Append(TimeNs s, TimeNs e, StringId n, StringId dom, int64
   end.push_back(e);
   name.push_back(n);
   domain.push_back(dom);
-  pid.push_back(p);
-  tid.push_back(t);
+  pid.push_back(ToThreadId(p));
+  tid.push_back(ToThreadId(t));
   device.push_back(dev);
   depth.push_back(0);
   return static_cast<uint32_t>(start.size() - 1);
@@ -74,8 +74,8 @@ void Flows::Append(int64_t i, StringId cat, FlowPhase ph, TimeNs t, int64_t p, i
   category.push_back(cat);
   phase.push_back(ph);
   time.push_back(t);
-  pid.push_back(p);
-  tid.push_back(th);
+  pid.push_back(ToThreadId(p));
+  tid.push_back(ToThreadId(th));
 }
 
 uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,

@@ -26,6 +26,11 @@ using TimeNs = int64_t;
 constexpr uint32_t kNoIndex = UINT32_MAX;
 constexpr TimeNs kNoTime = INT64_MIN;
 
+// Process and thread ids as the source gives them (Linux ids fit in 32 bits); -1 when the
+// source has none or gives a name instead of a number.
+using ThreadId = int32_t;
+constexpr ThreadId ToThreadId(int64_t id) { return id >= INT32_MIN && id <= INT32_MAX ? static_cast<ThreadId>(id) : -1; }
+
 // Kernel classes (docs/analysis.md): communication = NCCL kernels, memory = memcpy/memset,
 // compute = other kernels; sync markers (cuda_sync) are |kOther|, never compute.
 // |kUnclassified| is what an importer appends; the classify pass replaces it.
@@ -69,8 +74,8 @@ struct HostEvents {
   std::vector<TimeNs> start;
   std::vector<TimeNs> end;
   std::vector<StringId> name;
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;
+  std::vector<ThreadId> pid;
+  std::vector<ThreadId> tid;
   std::vector<int64_t> correlation;  // runtime/driver calls: the launch correlation id
   std::vector<HostKind> kind;
 
@@ -87,8 +92,8 @@ struct Annotations {
   std::vector<TimeNs> end;
   std::vector<StringId> name;
   std::vector<StringId> domain;  // NVTX domain ("NCCL", ...); empty for the default domain
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;      // host thread; for GPU-side ranges the stream
+  std::vector<ThreadId> pid;
+  std::vector<ThreadId> tid;     // host thread; for GPU-side ranges the stream
   std::vector<int32_t> device;   // GPU-side ranges: the device; -1 on the host
   std::vector<int16_t> depth;
 
@@ -105,8 +110,8 @@ struct Flows {
   std::vector<StringId> category;  // "fwdbwd", ...
   std::vector<FlowPhase> phase;
   std::vector<TimeNs> time;
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;
+  std::vector<ThreadId> pid;
+  std::vector<ThreadId> tid;
 
   size_t size() const { return id.size(); }
   void Append(int64_t i, StringId cat, FlowPhase ph, TimeNs t, int64_t p, int64_t th);
@@ -114,8 +119,8 @@ struct Flows {
 
 // A host thread or process as the source names it (Chrome trace metadata).
 struct HostThread {
-  int64_t pid = 0;
-  int64_t tid = -1;  // -1: the process itself
+  ThreadId pid = 0;
+  ThreadId tid = -1;  // -1: the process itself
   std::string name;
 };
 

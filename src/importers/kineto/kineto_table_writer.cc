@@ -156,8 +156,9 @@ void KinetoTableWriter::AddComplete(const KinetoEvent& e, uint64_t offset) {
 
 void KinetoTableWriter::AddMetadata(const KinetoEvent& e) {
   if (e.label.empty()) return;  // sort indices, labels: layout hints only
-  if (e.name == keys::kThreadName) rank_->threads.push_back({e.pid, e.tid, std::string(e.label)});
-  else if (e.name == keys::kProcessName) rank_->threads.push_back({e.pid, -1, std::string(e.label)});
+  const model::ThreadId pid = model::ToThreadId(e.pid);
+  if (e.name == keys::kThreadName) rank_->threads.push_back({pid, model::ToThreadId(e.tid), std::string(e.label)});
+  else if (e.name == keys::kProcessName) rank_->threads.push_back({pid, -1, std::string(e.label)});
 }
 
 void KinetoTableWriter::AddFlow(const KinetoEvent& e, model::FlowPhase phase, uint64_t offset) {

@@ -300,8 +300,11 @@ void FillHostAndCounters(const Decoded& d, model::RankTrace* t) {
     t->host.Append(a.host_start_ns, std::max(a.host_stop_ns, a.host_start_ns), t->strings.Intern(name),
                    d.process.pid, -1, 0, model::HostKind::kOther);
   }
-  model::CounterSeries sent{.name = "nccl.proxy.send_bytes", .unit = "bytes", .host = t->hostname};
-  model::CounterSeries received{.name = "nccl.proxy.recv_bytes", .unit = "bytes", .host = t->hostname};
+  model::CounterSeries sent, received;
+  sent.name = "nccl.proxy.send_bytes";
+  received.name = "nccl.proxy.recv_bytes";
+  sent.unit = received.unit = "bytes";
+  sent.host = received.host = t->hostname;
   std::vector<const nf::ProxyOpRecord*> proxies;
   for (const nf::ProxyOpRecord& p : d.proxy_ops) proxies.push_back(&p);
   std::sort(proxies.begin(), proxies.end(),
