@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
       "Imports PyTorch profiler (Kineto) traces and commlens recordings, analyzes compute,\n"
       "communication and idle time per rank, benchmarks collectives (and compares saved runs)\n"
       "and inspects the topology.\n"
-      "Run 'commlens VERB --help' for each verb.",
+      "Run 'commlens VERB --help' for each verb.\n"
+      "Exit code 64: a usage error (wrong option or argument), for every verb.",
       "commlens"};
   app.set_version_flag("--version", "commlens " COMMLENS_VERSION);
   app.require_subcommand(1);

@@ -12,13 +12,9 @@
 namespace commlens::analysis {
 namespace {
 
+using testing::All;
 using testing::SyntheticRank;
 
-std::vector<uint32_t> All(const model::RankTrace& r) {
-  std::vector<uint32_t> rows(r.gpu.size());
-  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  return rows;
-}
 
 // Timeline (ns):  gemm [0,100) stream 7;  nccl [50,200) stream 19;  memcpy [250,300);
 // idle [200,250) and nothing else.  span 300.

@@ -11,13 +11,9 @@
 namespace commlens::analysis {
 namespace {
 
+using testing::All;
 using testing::SyntheticRank;
 
-std::vector<uint32_t> All(const model::RankTrace& r) {
-  std::vector<uint32_t> rows(r.gpu.size());
-  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
-  return rows;
-}
 
 TEST(JobKernels, MergesFullStatisticsNotTopLists) {
   // Rank 0 runs "big" much more than "small"; rank 1 runs "small" a lot. With top 1 per

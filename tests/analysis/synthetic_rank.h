@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/activity_class.h"
 #include "model/trace.h"
@@ -33,5 +34,12 @@ class SyntheticRank {
  private:
   int64_t correlation_ = 0;
 };
+
+// Every GPU activity row of |r|: the window an analysis covers with no filtering.
+inline std::vector<uint32_t> All(const model::RankTrace& r) {
+  std::vector<uint32_t> rows(r.gpu.size());
+  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  return rows;
+}
 
 }  // namespace commlens::testing
