@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "analysis/analyze.h"
+#include "cli/job_inputs.h"
 #include "cli/verbs.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
@@ -18,10 +19,9 @@ namespace {
 
 // The options structs hold the defaults; the command line writes into them.
 struct AnalyzeArgs {
-  std::vector<std::string> inputs;
+  JobInputs inputs;
   std::string json_path;
   bool quiet = false;
-  importers::LoadOptions load;
   analysis::AnalyzeOptions analyze;
   report::TextOptions text;
   double kernel_wait_us = analyze.idle.kernel_wait_threshold / 1000.0;
@@ -29,13 +29,10 @@ struct AnalyzeArgs {
 
 int RunAnalyze(AnalyzeArgs args) {
   auto t0 = std::chrono::steady_clock::now();
-  args.analyze.threads = args.load.threads;
+  args.analyze.threads = args.inputs.load.threads;
   args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
-  Result<model::Trace> loaded = importers::LoadTrace(args.inputs, args.load);
-  if (!loaded.ok()) {
-    fmt::print(stderr, "commlens analyze: {}\n", loaded.status().message());
-    return kExitFailed;
-  }
+  Result<model::Trace> loaded = LoadJob(args.inputs, "analyze");
+  if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
   analysis::JobAnalysis job = analysis::Analyze(trace, args.analyze);
 
@@ -61,8 +58,7 @@ int RunAnalyze(AnalyzeArgs args) {
                        report::FormatBytes(static_cast<int64_t>(bytes)), secs);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
-  for (const auto& f : trace.failures) fmt::print(stderr, "commlens analyze: {}\n", f.message);
-  return trace.failures.empty() ? kExitOk : kExitPartial;
+  return ReportFailures(trace, "analyze");
 }
 
 }  // namespace
@@ -82,14 +78,11 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "with algbw/busbw, matched across ranks. Definitions: docs/analysis.md.\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
       "failed); 2 some files failed and the others were analyzed; 64 usage error.");
-  cmd->add_option("traces", args->inputs, "Trace files or directories holding them")
-      ->required()
-      ->type_name("TRACE_DIR_OR_FILES");
+  AddJobInputOptions(cmd, &args->inputs);
   cmd->add_option("--json", args->json_path,
                   "Also write the results as JSON (schema commlens.analyze v1, docs/json-report.md); "
                   "'-' writes JSON alone to stdout")
       ->type_name("FILE");
-  cmd->add_flag("--strict", args->load.strict, "Fail when any file cannot be read (default: go on)");
   cmd->add_flag("--all-events", args->analyze.window.all_events,
                 "Analyze every GPU activity, not only those launched within the profiled steps");
   cmd->add_option("--kernel-wait-threshold-us", args->kernel_wait_us,
@@ -100,7 +93,6 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--steps", args->text.max_steps, "Profiler steps shown in the text report")
       ->capture_default_str();
-  cmd->add_option("--threads", args->load.threads, "Worker threads (default: all hardware threads)");
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
   cmd->callback([args, exit_code] { *exit_code = RunAnalyze(*args); });
 }

@@ -1,0 +1,28 @@
+#include "cli/job_inputs.h"
+
+#include <fmt/format.h>
+
+#include "cli/verbs.h"
+
+namespace commlens::cli {
+
+void AddJobInputOptions(CLI::App* cmd, JobInputs* inputs) {
+  cmd->add_option("traces", inputs->paths, "Trace files or directories holding them")
+      ->required()
+      ->type_name("TRACE_DIR_OR_FILES");
+  cmd->add_flag("--strict", inputs->load.strict, "Fail when any file cannot be read (default: go on)");
+  cmd->add_option("--threads", inputs->load.threads, "Worker threads (default: all hardware threads)");
+}
+
+Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb) {
+  Result<model::Trace> loaded = importers::LoadTrace(inputs.paths, inputs.load);
+  if (!loaded.ok()) fmt::print(stderr, "commlens {}: {}\n", verb, loaded.status().message());
+  return loaded;
+}
+
+int ReportFailures(const model::Trace& trace, std::string_view verb) {
+  for (const auto& f : trace.failures) fmt::print(stderr, "commlens {}: {}\n", verb, f.message);
+  return trace.failures.empty() ? kExitOk : kExitPartial;
+}
+
+}  // namespace commlens::cli

@@ -1,0 +1,196 @@
+#include "exporters/csv/csv_writer.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "exporters/output_file.h"
+#include "model/activity_class.h"
+#include "model/collective.h"
+
+namespace commlens::exporters {
+
+namespace {
+
+using model::TimeNs;
+
+std::string Us(TimeNs ns) {
+  const bool negative = ns < 0;
+  const uint64_t v = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return fmt::format("{}{}.{:03}", negative ? "-" : "", v / 1000, v % 1000);
+}
+
+std::string Pct(double v) { return fmt::format("{:.2f}", v); }
+
+// One field, quoted when it must be (RFC 4180).
+std::string Field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// A table being written: the header, then rows of already formatted fields.
+class Table {
+ public:
+  Table(OutputFile* out, const std::vector<std::string>& columns) : out_(out) { Row(columns); }
+  void Row(const std::vector<std::string>& fields) {
+    line_.clear();
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (i) line_ += ',';
+      line_ += Field(fields[i]);
+    }
+    line_ += '\n';
+    out_->Write(line_);
+  }
+
+ private:
+  OutputFile* out_;
+  std::string line_;
+};
+
+std::vector<std::string> BreakdownFields(const analysis::TimeBreakdown& b) {
+  return {Us(b.span), Us(b.busy), Us(b.idle), Us(b.compute), Us(b.non_compute), Us(b.comm), Us(b.memory),
+          Us(b.overlap), Us(b.exposed_comm), Pct(b.idle_pct()), Pct(b.compute_pct()), Pct(b.non_compute_pct()),
+          b.has_comm() ? Pct(b.overlap_pct()) : "", std::to_string(b.activities)};
+}
+#define COMMLENS_BREAKDOWN_COLUMNS                                                                  \
+  "span_us", "busy_us", "idle_us", "compute_us", "non_compute_us", "comm_us", "memory_us", "overlap_us", \
+      "exposed_comm_us", "idle_pct", "compute_pct", "non_compute_pct", "overlap_pct", "gpu_activities"
+
+std::vector<std::string> Join(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+class CsvWriter {
+ public:
+  CsvWriter(const analysis::JobAnalysis& j, std::string dir) : job_(j), dir_(std::move(dir)) {}
+
+  Status Write(std::vector<std::string>* written) {
+    COMMLENS_RETURN_IF_ERROR(File("ranks.csv", [&](OutputFile* f) { Ranks(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("steps.csv", [&](OutputFile* f) { Steps(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("kernels.csv", [&](OutputFile* f) { Kernels(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("kernel_states.csv", [&](OutputFile* f) { States(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("idle_gaps.csv", [&](OutputFile* f) { IdleGaps(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("collectives.csv", [&](OutputFile* f) { Collectives(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("cross_rank_groups.csv", [&](OutputFile* f) { CrossRankGroups(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("cross_rank_ranks.csv", [&](OutputFile* f) { CrossRankRanks(f); }));
+    if (written) *written = written_;
+    return OkStatus();
+  }
+
+ private:
+  template <typename Fill>
+  Status File(const std::string& name, Fill fill) {
+    COMMLENS_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, OutputFile::Create(dir_ + "/" + name));
+    fill(out.get());
+    COMMLENS_RETURN_IF_ERROR(out->Commit());
+    written_.push_back(name);
+    return OkStatus();
+  }
+
+  void Ranks(OutputFile* f) {
+    Table table(f, {"rank", "hostname", COMMLENS_BREAKDOWN_COLUMNS});
+    for (const auto& a : job_.ranks)
+      table.Row(Join({std::to_string(a.trace->rank), a.trace->hostname}, BreakdownFields(a.time.total)));
+  }
+
+  void Steps(OutputFile* f) {
+    Table table(f, {"rank", "step", "ranks", COMMLENS_BREAKDOWN_COLUMNS});
+    for (const auto& a : job_.ranks)
+      for (const auto& s : a.time.steps)
+        table.Row(Join({std::to_string(a.trace->rank), std::to_string(s.number), "1"}, BreakdownFields(s.time)));
+    for (const auto& s : job_.steps)
+      table.Row(Join({"mean", std::to_string(s.number), std::to_string(s.ranks)}, BreakdownFields(s.mean)));
+  }
+
+  static void KernelRows(Table* table, const std::string& who, const analysis::KernelBreakdown& k) {
+    for (const auto& s : k.kernels)
+      table->Row({who, s.name, std::string(model::ActivityClassName(s.cls)), std::to_string(s.count), Us(s.total),
+                  fmt::format("{:.3f}", s.mean / 1000.0), Us(s.min), Us(s.max), fmt::format("{:.3f}", s.stddev / 1000.0)});
+  }
+
+  void Kernels(OutputFile* f) {
+    Table table(f, {"rank", "name", "class", "count", "total_us", "mean_us", "min_us", "max_us", "stddev_us"});
+    for (const auto& a : job_.ranks) KernelRows(&table, std::to_string(a.trace->rank), a.kernels);
+    KernelRows(&table, "all", job_.kernels);
+  }
+
+  static void StateRows(Table* table, const std::string& who, const analysis::KernelBreakdown& k) {
+    for (uint8_t bits = 1; bits < 8; ++bits)
+      if (k.state_time[bits]) table->Row({who, analysis::ClassStateLabel(bits), Us(k.state_time[bits])});
+  }
+
+  void States(OutputFile* f) {
+    Table table(f, {"rank", "state", "time_us"});
+    for (const auto& a : job_.ranks) StateRows(&table, std::to_string(a.trace->rank), a.kernels);
+    StateRows(&table, "all", job_.kernels);
+  }
+
+  void IdleGaps(OutputFile* f) {
+    std::vector<std::string> columns = {"rank", "device", "stream", "activities", "busy_us", "idle_us"};
+    for (int k = 0; k < 3; ++k) {
+      std::string kind(analysis::GapKindName(static_cast<analysis::GapKind>(k)));
+      columns.push_back(kind + "_count");
+      columns.push_back(kind + "_us");
+    }
+    for (int b = 0; b < analysis::kGapBins; ++b) columns.push_back("gaps_" + std::string(analysis::GapBinLabel(b)));
+    Table table(f, columns);
+    for (const auto& a : job_.ranks)
+      for (const auto& s : a.idle) {
+        std::vector<std::string> row = {std::to_string(a.trace->rank), std::to_string(s.device),
+                                        std::to_string(s.stream), std::to_string(s.activities), Us(s.busy), Us(s.idle)};
+        for (int k = 0; k < 3; ++k) {
+          row.push_back(std::to_string(s.kind_count[k]));
+          row.push_back(Us(s.kind_time[k]));
+        }
+        for (int b = 0; b < analysis::kGapBins; ++b) row.push_back(std::to_string(s.bin_count[b]));
+        table.Row(row);
+      }
+  }
+
+  void Collectives(OutputFile* f) {
+    Table table(f, {"group", "group_desc", "group_size", "op", "size_min_bytes", "size_max_bytes", "count", "ranks",
+                    "total_us", "p50_us", "p99_us", "max_us", "bytes", "algbw_gbps", "busbw_gbps"});
+    for (const auto& b : job_.collectives.buckets)
+      table.Row({b.group_name, b.group_desc, std::to_string(b.group_size), std::string(model::CommOpName(b.op)),
+                 std::to_string(b.size_lo), std::to_string(b.size_hi), std::to_string(b.count), std::to_string(b.ranks),
+                 Us(b.total), Us(b.p50), Us(b.p99), Us(b.max), std::to_string(b.bytes),
+                 fmt::format("{:.3f}", b.algbw_gbps), fmt::format("{:.3f}", b.busbw_gbps)});
+  }
+
+  void CrossRankGroups(OutputFile* f) {
+    Table table(f, {"group", "group_desc", "matched", "unmatched", "start_skew_p50_us", "start_skew_p99_us",
+                    "start_skew_max_us"});
+    for (const auto& g : job_.collectives.groups)
+      table.Row({g.group_name, g.group_desc, std::to_string(g.matched), std::to_string(g.unmatched), Us(g.skew_p50),
+                 Us(g.skew_p99), Us(g.skew_max)});
+  }
+
+  void CrossRankRanks(OutputFile* f) {
+    Table table(f, {"rank", "in_collectives_us", "waiting_us", "transferring_us", "last_arrivals"});
+    for (const auto& r : job_.collectives.ranks)
+      table.Row({std::to_string(r.rank), Us(r.in_collectives), Us(r.waiting), Us(r.in_collectives - r.waiting),
+                 std::to_string(r.last_arrivals)});
+  }
+
+  const analysis::JobAnalysis& job_;
+  std::string dir_;
+  std::vector<std::string> written_;
+};
+
+}  // namespace
+
+Status WriteCsv(const analysis::JobAnalysis& job, const std::string& dir, std::vector<std::string>* written) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error(dir + ": cannot create the folder: " + ec.message());
+  if (!std::filesystem::is_directory(dir)) return Error(dir + ": exists and is not a folder");
+  return CsvWriter(job, dir).Write(written);
+}
+
+}  // namespace commlens::exporters
