@@ -144,8 +144,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
     flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
   } catch (...) {
     Log(abi::kLogWarn, "commlens: cannot start the flusher thread");
-    close(fd_);
-    fd_ = -1;
+    file_.Close();
     return abi::kSystemError;
   }
   RegisterExitHandler();
@@ -180,18 +179,15 @@ bool Session::OpenFile() {
     std::string who = cfg_.global_rank >= 0 ? "rank" + std::to_string(cfg_.global_rank) + "-" : "";
     path_ = out + "/" + who + Sanitized(HostName()) + "-" + std::to_string(pid_) + session + kTraceSuffix;
   }
-  fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
-    Log(abi::kLogWarn, "commlens: cannot open %s: %s", path_.c_str(), std::strerror(errno));
+  if (int error = file_.Open(path_); error != 0) {
+    Log(abi::kLogWarn, "commlens: cannot open %s: %s", path_.c_str(), std::strerror(error));
     return false;
   }
   return true;
 }
 
 void Session::WriteProcessRecord() {
-  std::lock_guard<std::mutex> g(mu_);
-  strings_.Clear();
-  body_.Clear();
+  std::unique_lock<std::mutex> g(mu_);
   strings_.AppendFileHeader();
   nf::ProcessRecord p{};
   p.start_realtime_ns = RealtimeNs();
@@ -208,8 +204,9 @@ void Session::WriteProcessRecord() {
   p.buffer_events = cfg_.buffer_events;
   p.flush_interval_ms = cfg_.flush_interval_ms;
   body_.Append(nf::RecordType::kProcess, p);
-  WriteLocked(strings_);
-  WriteLocked(body_);
+  QueueLocked();
+  g.unlock();
+  WriteQueued();
 }
 
 void Session::Finalize(Context* ctx) {
@@ -218,12 +215,11 @@ void Session::Finalize(Context* ctx) {
   if (!running_) return;  // the session already ended (process exit)
   bool last = false;
   {
+    // Queued only: the flusher writes it with its next flush (or the session's end does),
+    // so finalize never waits for the disk.
     std::lock_guard<std::mutex> g(mu_);
-    strings_.Clear();
-    body_.Clear();
     serializer_.SerializeContext(*ctx, seq_gaps_.load(), true, strings_, body_);
-    WriteLocked(strings_);
-    WriteLocked(body_);
+    QueueLocked();
     ctx->retired = true;
     registry_[ctx->index()].store(nullptr, std::memory_order_release);
     last = --live_contexts_ == 0;
@@ -233,6 +229,28 @@ void Session::Finalize(Context* ctx) {
 
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
 void Session::StopSession(nf::EndReason reason) {
+  StopFlusher();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    recording_.store(false, std::memory_order_relaxed);
+    StoreMask(mask_ptr_.load(), 0);
+    SerializeLocked(true);
+    nf::EndRecord end{};
+    end.time_ns = RealtimeNs();
+    end.reason = static_cast<uint32_t>(reason);
+    body_.Append(nf::RecordType::kEnd, end);
+    QueueLocked();
+  }
+  WriteQueued();
+  file_.Close();
+  running_ = false;
+  ++session_number_;
+  // After the last finalize NCCL makes no call for these communicators. At process exit
+  // its threads may still call in: the contexts stay, as the session does.
+  if (reason == nf::EndReason::kFinalize) ReleaseContexts();
+}
+
+void Session::StopFlusher() {
   {
     std::lock_guard<std::mutex> w(wake_mu_);
     stop_flusher_ = true;
@@ -240,27 +258,12 @@ void Session::StopSession(nf::EndReason reason) {
   wake_.notify_all();
   if (flusher_ && flusher_->joinable()) flusher_->join();
   flusher_.reset();
+}
 
+void Session::ReleaseContexts() {
   std::lock_guard<std::mutex> g(mu_);
-  recording_.store(false, std::memory_order_relaxed);
-  StoreMask(mask_ptr_.load(), 0);
-  FlushLocked(true);
-  body_.Clear();
-  nf::EndRecord end{};
-  end.time_ns = RealtimeNs();
-  end.reason = static_cast<uint32_t>(reason);
-  body_.Append(nf::RecordType::kEnd, end);
-  WriteLocked(body_);
-  if (fd_ >= 0) close(fd_);
-  fd_ = -1;
-  running_ = false;
-  ++session_number_;
-  // After the last finalize NCCL makes no call for these communicators. At process exit
-  // its threads may still call in: the contexts stay, as the session does.
-  if (reason == nf::EndReason::kFinalize) {
-    for (auto& slot : registry_) slot.store(nullptr, std::memory_order_release);
-    contexts_.clear();
-  }
+  for (auto& slot : registry_) slot.store(nullptr, std::memory_order_release);
+  contexts_.clear();
 }
 
 void Session::FlusherLoop() {
@@ -284,43 +287,45 @@ void Session::FlusherLoop() {
     UpdateWindow(now);
     ApplyRecordingState();
     if (now >= next_flush) {
-      std::lock_guard<std::mutex> g(mu_);
-      FlushLocked(false);
+      Flush();
       next_flush = now + interval_ns;
     }
     lk.lock();
   }
 }
 
-void Session::FlushLocked(bool final) {
-  strings_.Clear();
-  body_.Clear();
+// Serializes under mu_, writes outside it: init and finalize wait for the first only.
+void Session::Flush() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    SerializeLocked(false);
+  }
+  WriteQueued();
+}
+
+// Marks and the finished events of every live communicator, queued for the file.
+void Session::SerializeLocked(bool final) {
   EmitMarksLocked();
   const uint64_t gaps = seq_gaps_.load();
   for (auto& ctx : contexts_) {
     if (!ctx->retired) serializer_.SerializeContext(*ctx, gaps, final, strings_, body_);
   }
-  WriteLocked(strings_);
-  WriteLocked(body_);
-  if (cfg_.fsync && fd_ >= 0) fdatasync(fd_);
+  QueueLocked();
 }
 
-void Session::WriteLocked(const nf::RecordWriter& w) {
-  const uint8_t* p = w.bytes().data();
-  size_t left = w.size();
-  while (left > 0 && fd_ >= 0) {
-    ssize_t n = write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      // Never fail the job for its trace: say it once and stop writing.
-      Log(abi::kLogWarn, "commlens: writing %s failed (%s); recording stops", path_.c_str(),
-          std::strerror(errno));
-      close(fd_);
-      fd_ = -1;
-      return;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
+// Strings before the body: every string id is defined before its first use.
+void Session::QueueLocked() {
+  file_.Queue(strings_);
+  file_.Queue(body_);
+  strings_.Clear();
+  body_.Clear();
+}
+
+void Session::WriteQueued() {
+  if (int error = file_.Write(cfg_.fsync); error != 0) {
+    // Never fail the job for its trace: say it once and stop writing.
+    Log(abi::kLogWarn, "commlens: writing %s failed (%s); recording stops", path_.c_str(),
+        std::strerror(error));
   }
 }
 

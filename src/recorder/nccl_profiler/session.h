@@ -18,10 +18,11 @@
 // P2p only, so every rank keeps numbering its ops; "off" in the control file clears it.
 //
 // Threading: the hot path reads |recording_|, the registry and the mask with relaxed or
-// acquire loads and never locks. |lifecycle_mu_| serializes init, finalize and exit; |mu_|
-// guards the contexts, the file and the serializer, and is taken by init/finalize and by
-// each flush (order: lifecycle_mu_, then mu_). The flusher owns the control and window
-// bookkeeping.
+// acquire loads and never locks. |lifecycle_mu_| serializes init, finalize and exit;
+// |mu_| guards the contexts, the serializer and its record buffers, and is taken by
+// init/finalize and by each flush to serialize and queue records, never across a disk
+// write (TraceFile; order: lifecycle_mu_, mu_, then the file's locks). The flusher owns
+// the control and window bookkeeping.
 #pragma once
 
 #include <array>
@@ -42,6 +43,7 @@
 #include "recorder/nccl_profiler/context.h"
 #include "recorder/nccl_profiler/serializer.h"
 #include "recorder/nccl_profiler/token.h"
+#include "recorder/nccl_profiler/trace_file.h"
 
 namespace commlens::recorder {
 
@@ -57,7 +59,7 @@ class Session {
   // activation mask NCCL must use and returns the new context.
   abi::Result Init(const CommParams& params, int* activation_mask, uint32_t supported,
                    abi::Logger log, Context** out);
-  // Flushes the communicator's last events and retires it; the last one ends the session.
+  // Queues the communicator's last events and retires it; the last one ends the session.
   void Finalize(Context* ctx);
   // The atexit handler (registered by the first session): ends a running session as the
   // last finalize would, but keeps every context, and refuses later inits.
@@ -80,11 +82,15 @@ class Session {
   abi::Result StartLocked(const CommParams& params, uint32_t supported, abi::Logger log);
   void RegisterExitHandler();
   void StopSession(native_format::EndReason reason);
+  void StopFlusher();
+  void ReleaseContexts();
   bool OpenFile();
   void WriteProcessRecord();
   void FlusherLoop();
-  void FlushLocked(bool final);
-  void WriteLocked(const native_format::RecordWriter& w);
+  void Flush();
+  void SerializeLocked(bool final);
+  void QueueLocked();
+  void WriteQueued();
   void CountTowardsWindow();
   void OpenWindow();
   void UpdateWindow(int64_t now_mono);
@@ -106,9 +112,10 @@ class Session {
   uint32_t full_mask_ = 0;
   int64_t start_mono_ns_ = 0;
 
-  // Output (under mu_).
-  int fd_ = -1;
+  // Output. The serializer and the record buffers are under mu_; the file has its own
+  // locks; |path_| is set at session start only.
   std::string path_;
+  TraceFile file_;
   Serializer serializer_;
   native_format::RecordWriter strings_;
   native_format::RecordWriter body_;
