@@ -13,10 +13,8 @@ namespace commlens::importers {
 
 namespace {
 
-Result<model::RankTrace> ImportKinetoFile(const std::string& path) {
-  COMMLENS_ASSIGN_OR_RETURN(InputFile file, ReadInputFile(path));
-  return ImportKinetoTrace(file.buffer, path);
-}
+// Streamed in bounded windows: memory is the model plus a few MB, not the file.
+Result<model::RankTrace> ImportKinetoFile(const std::string& path) { return StreamKinetoTrace(path); }
 
 // Binary formats first: their magic is exact; the JSON sniff is a guess.
 constexpr std::array kImporters = {

@@ -7,6 +7,7 @@
 
 #include "importers/kineto/kineto_event_parser.h"
 #include "importers/kineto/kineto_keys.h"
+#include "importers/kineto/kineto_metadata_parser.h"
 #include "importers/kineto/kineto_table_writer.h"
 
 namespace commlens::importers::COMMLENS_SIMD_NS {
@@ -64,15 +65,6 @@ class KinetoDocumentReader {
                  " events read before it");
   }
   Status ReadEvents(ondemand::document& doc, ondemand::value value);
-  void ReadDistributedInfo(ondemand::value value);
-  // A rank or size must be a non-negative int; anything else is a bad field, counted.
-  bool InIntRange(int64_t v, const char* what) {
-    if (v >= 0 && v <= INT32_MAX) return true;
-    rank_->stats.Count(model::ImportIssue::kMalformedEvent, 0,
-                       std::string(what) + " out of range: " + std::to_string(v));
-    return false;
-  }
-  void ReadDeviceProperties(ondemand::value value);
 
   const InputBuffer& input_;
   const std::string& name_;
@@ -106,15 +98,8 @@ Status KinetoDocumentReader::Read() {
     std::string_view key = FieldKey(field);
     if (key == keys::kTraceEvents) {
       COMMLENS_RETURN_IF_ERROR(ReadEvents(doc, field.value()));
-    } else if (key == keys::kDistributedInfo) {
-      ReadDistributedInfo(field.value());
-    } else if (key == keys::kDeviceProperties) {
-      ReadDeviceProperties(field.value());
-    } else if (key == keys::kBaseTimeNanoseconds) {
-      if (!ReadInt(field.value(), &base_ns_)) base_ns_ = 0;
-    } else if (key == keys::kHostName) {
-      std::string_view host;
-      if (field.value().get_string().get(host) == SUCCESS) rank_->hostname = std::string(host);
+    } else {
+      ReadTopLevelField(key, field.value(), rank_, &base_ns_);
     }
   }
   if (!saw_events_)
@@ -145,85 +130,6 @@ Status KinetoDocumentReader::ReadEvents(ondemand::document& doc, ondemand::value
     writer_.Add(event, offset);
   }
   return OkStatus();
-}
-
-void KinetoDocumentReader::ReadDistributedInfo(ondemand::value value) {
-  ondemand::object info;
-  if (value.get_object().get(info) != SUCCESS) return;
-  for (auto result : info) {
-    ondemand::field field;
-    if (std::move(result).get(field) != SUCCESS) return;
-    std::string_view key = FieldKey(field);
-    int64_t n = 0;
-    std::string_view s;
-    if (key == keys::kRank && ReadInt(field.value(), &n)) {
-      if (InIntRange(n, "distributedInfo.rank")) rank_->rank = static_cast<int>(n);
-    } else if (key == keys::kWorldSize && ReadInt(field.value(), &n)) {
-      if (InIntRange(n, "distributedInfo.world_size")) rank_->world_size = static_cast<int>(n);
-    } else if (key == keys::kBackend && field.value().get_string().get(s) == SUCCESS) {
-      rank_->backend = std::string(s);
-    } else if (key == keys::kNcclVersion && field.value().get_string().get(s) == SUCCESS) {
-      rank_->nccl_version = std::string(s);
-    } else if (key == keys::kPgConfig) {
-      ondemand::array groups;
-      if (field.value().get_array().get(groups) != SUCCESS) continue;
-      for (auto g : groups) {
-        ondemand::object pg;
-        if (g.get_object().get(pg) != SUCCESS) continue;
-        model::ProcessGroup group;
-        for (auto pf : pg) {
-          ondemand::field f;
-          if (std::move(pf).get(f) != SUCCESS) break;
-          std::string_view k = FieldKey(f);
-          if (k == keys::kPgName && f.value().get_string().get(s) == SUCCESS) {
-            group.name = std::string(s);
-          } else if (k == keys::kPgDesc && f.value().get_string().get(s) == SUCCESS) {
-            group.description = std::string(s);
-          } else if (k == keys::kPgSize && ReadInt(f.value(), &n)) {
-            if (InIntRange(n, "pg_config pg_size")) group.size = static_cast<int>(n);
-          } else if (k == keys::kPgRanks) {
-            // PyTorch writes a JSON list; Kineto's on-demand synthesis a quoted string.
-            ondemand::array list;
-            if (f.value().get_array().get(list) == SUCCESS) {
-              for (auto r : list) {
-                int64_t rk;
-                if (r.get_int64().get(rk) == SUCCESS && InIntRange(rk, "pg_config ranks"))
-                  group.ranks.push_back(static_cast<int>(rk));
-              }
-            } else if (f.value().get_string().get(s) == SUCCESS) {
-              bool out_of_range = false;
-              group.ranks = ParseRankList(s, &out_of_range);
-              if (out_of_range) InIntRange(INT64_MAX, "pg_config ranks");
-            }
-          }
-        }
-        if (!group.name.empty()) rank_->FindOrAddGroup(group);
-      }
-    }
-  }
-}
-
-void KinetoDocumentReader::ReadDeviceProperties(ondemand::value value) {
-  ondemand::array devices;
-  if (value.get_array().get(devices) != SUCCESS) return;
-  for (auto d : devices) {
-    ondemand::object props;
-    if (d.get_object().get(props) != SUCCESS) continue;
-    model::Device device;
-    for (auto pf : props) {
-      ondemand::field f;
-      if (std::move(pf).get(f) != SUCCESS) break;
-      std::string_view k = FieldKey(f);
-      int64_t n = 0;
-      std::string_view s;
-      if (k == keys::kDeviceId && ReadInt(f.value(), &n)) device.id = static_cast<int>(n);
-      else if (k == keys::kDeviceName && f.value().get_string().get(s) == SUCCESS)
-        device.name = std::string(s);
-      else if (k == keys::kTotalGlobalMem && ReadInt(f.value(), &n)) device.memory_bytes = n;
-      else if (k == keys::kNumSms && ReadInt(f.value(), &n)) device.sm_count = static_cast<int>(n);
-    }
-    rank_->devices.push_back(device);
-  }
 }
 
 }  // namespace
