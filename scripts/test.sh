@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j"$(nproc)" "$@")
+scripts/tsan.sh  # the recorder plugin's threaded tests under ThreadSanitizer
 if [ "${FUZZ_SECONDS:-20}" -gt 0 ]; then
   scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 fi
