@@ -35,8 +35,9 @@ using simdjson::SUCCESS;
 
 namespace {
 
-constexpr size_t kPadding = 64;  // >= SIMDJSON_PADDING
-static_assert(kPadding >= simdjson::SIMDJSON_PADDING);
+// After the window's bytes: simdjson's padding, and the byte a run's ']' may take when
+// the run ends at the window's end.
+constexpr size_t kPadding = simdjson::SIMDJSON_PADDING + 64;
 
 // One per importing thread: the window and the parser (its index buffers) live as long
 // as the thread, so a second file or a second window touches no fresh pages.
@@ -178,13 +179,15 @@ Status KinetoStreamReader::Read() {
   COMMLENS_ASSIGN_OR_RETURN(int c, Peek(&at));
   if (c == -1) return Error(name_ + ": not JSON: the file is empty");
   if (c != '{') {
-    if (c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n')
+    if (c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9'))
       return Error(name_ + ": not a Kineto trace: the document is not a JSON object");
     return Error(name_ + ": not JSON: byte " + std::to_string(Stream(at)) + " starts no JSON value");
   }
   COMMLENS_RETURN_IF_ERROR(ReadTopLevel(at + 1));
   if (!saw_events_) return Error(name_ + ": not a Kineto trace: no \"traceEvents\" array");
   writer_.Finish(base_ns_);
+  // What follows the document (a newline) is not read, but counted in the input's size.
+  for (bool more = true; more;) COMMLENS_RETURN_IF_ERROR(Fill(end_, &more).status());
   rank_->input_bytes = source_->decoded_bytes();
   return OkStatus();
 }
