@@ -1,5 +1,6 @@
 // Per-stage cost of analyzing one rank's Kineto trace, single-threaded: gunzip, JSON
-// parse into the trace model's rows, the finishing passes, and the analyses. Throughput is reported in MB/s
+// parse into the trace model's rows (whole-file, and streamed from the file as the loader
+// does it), the finishing passes, and the analyses. Throughput is reported in MB/s
 // of decoded JSON per core.
 //
 //   build/benchmarks/importers/import_benchmark [--trace=FILE]   (default: the large
@@ -71,6 +72,23 @@ void BM_ParseKineto(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(events);
 }
 
+// The file as the loader imports it: read, gunzipped and parsed in bounded windows
+// (arg: window KiB), one pass, no whole-file buffer.
+void BM_StreamKineto(benchmark::State& state) {
+  commlens::importers::KinetoStreamOptions options;
+  options.window_bytes = static_cast<size_t>(state.range(0)) << 10;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    auto r = commlens::importers::StreamKinetoTrace(g_trace, options);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    bytes = r->input_bytes;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
+}
+
 void BM_FinishRank(benchmark::State& state) {
   auto f = commlens::importers::ReadInputFile(g_trace);
   auto r = commlens::importers::ImportKinetoTrace(f->buffer, g_trace);
@@ -102,6 +120,7 @@ void BM_AnalyzeRank(benchmark::State& state) {
 
 BENCHMARK(BM_Gunzip)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ParseKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_StreamKineto)->Arg(256)->Arg(1024)->Arg(2048)->Arg(8192)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FinishRank)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeRank)->Unit(benchmark::kMillisecond)->UseRealTime();
 
