@@ -150,8 +150,8 @@ TYPED_TEST(PluginAbiTest, RecordsOpsWithGpuTimingAndCommunicatorInfo) {
   ASSERT_EQ(sends.size(), 1u);
   EXPECT_EQ(t.comms.peer[sends[0]], 3);
   EXPECT_EQ(t.comms.bytes[sends[0]], 4096);
-  // p2p key: the first message from comm rank 1 to comm rank 3 of 4.
-  EXPECT_EQ(t.comms.seq[sends[0]], (int64_t{1} << 62) | (int64_t{1 * 4 + 3} << 28) | 0);
+  // p2p: the first message from comm rank 1 to comm rank 3 (the op is the direction).
+  EXPECT_EQ(t.comms.seq[sends[0]], 0);
   EXPECT_EQ(t.comms.end[sends[0]] - t.comms.start[sends[0]], 7'000);
 
   // Network proxy activity of the first all-reduce: 3 steps of 8 KiB.
