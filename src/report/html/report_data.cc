@@ -1,0 +1,271 @@
+#include "report/html/report_data.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "model/activity_class.h"
+#include "model/collective.h"
+#include "report/html/counter_rates.h"
+#include "report/html/findings.h"
+#include "report/html/step_timeline.h"
+
+namespace commlens::report::html {
+
+using nlohmann::json;
+using model::TimeNs;
+
+namespace {
+
+// The conversions json_report.cc uses, so the numbers are the same.
+double Us(TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
+double Round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+// One breakdown as an object with analyze --json's field names.
+json BreakdownJson(const analysis::TimeBreakdown& b) {
+  return {{"span_us", Us(b.span)},
+          {"busy_us", Us(b.busy)},
+          {"idle_us", Us(b.idle)},
+          {"compute_us", Us(b.compute)},
+          {"non_compute_us", Us(b.non_compute)},
+          {"comm_us", Us(b.comm)},
+          {"memory_us", Us(b.memory)},
+          {"overlap_us", Us(b.overlap)},
+          {"exposed_comm_us", Us(b.exposed_comm)},
+          {"idle_pct", Round2(b.idle_pct())},
+          {"compute_pct", Round2(b.compute_pct())},
+          {"non_compute_pct", Round2(b.non_compute_pct())},
+          {"overlap_pct", b.has_comm() ? json(Round2(b.overlap_pct())) : json(nullptr)},
+          {"exposed_comm_pct", Round2(b.Pct(b.exposed_comm))}};
+}
+
+// Per rank, one array per field (the same fields as BreakdownJson).
+json RanksJson(const analysis::JobAnalysis& job) {
+  json cols = json::object();
+  const char* names[] = {"rank", "span_us", "compute_us", "non_compute_us", "exposed_comm_us",
+                         "idle_us", "comm_us", "overlap_us", "idle_pct", "compute_pct",
+                         "non_compute_pct", "exposed_comm_pct", "overlap_pct"};
+  for (const char* n : names) cols[n] = json::array();
+  for (const auto& a : job.ranks) {
+    const json b = BreakdownJson(a.time.total);
+    cols["rank"].push_back(a.trace->rank);
+    for (const char* n : names)
+      if (std::string_view(n) != "rank") cols[n].push_back(b[n]);
+  }
+  return cols;
+}
+
+// The step the summary describes: the mean over the job's steps of each field of the
+// per-step means (or, without steps, the mean over ranks of the whole window).
+json SummaryJson(const analysis::JobAnalysis& job) {
+  std::vector<const analysis::TimeBreakdown*> parts;
+  for (const auto& s : job.steps) parts.push_back(&s.mean);
+  const bool steps = !parts.empty();
+  if (!steps)
+    for (const auto& a : job.ranks) parts.push_back(&a.time.total);
+  analysis::TimeBreakdown m;
+  for (const auto* p : parts) {
+    m.span += p->span;
+    m.busy += p->busy;
+    m.idle += p->idle;
+    m.compute += p->compute;
+    m.non_compute += p->non_compute;
+    m.comm += p->comm;
+    m.memory += p->memory;
+    m.overlap += p->overlap;
+    m.exposed_comm += p->exposed_comm;
+  }
+  const auto n = static_cast<TimeNs>(std::max<size_t>(parts.size(), 1));
+  for (TimeNs* f : {&m.span, &m.busy, &m.idle, &m.compute, &m.non_compute, &m.comm, &m.memory, &m.overlap,
+                    &m.exposed_comm})
+    *f /= n;
+  json j = BreakdownJson(m);
+  j["over"] = steps ? "steps" : "ranks";
+  j["count"] = parts.size();
+  std::vector<TimeNs> spans;
+  for (const auto* p : parts) spans.push_back(p->span);
+  std::sort(spans.begin(), spans.end());
+  j["span_min_us"] = spans.empty() ? 0.0 : Us(spans.front());
+  j["span_median_us"] = spans.empty() ? 0.0 : Us(spans[(spans.size() - 1) / 2]);
+  j["span_max_us"] = spans.empty() ? 0.0 : Us(spans.back());
+  return j;
+}
+
+json CollectivesJson(const analysis::CollectiveAnalysis& c) {
+  json j;
+  j["operations"] = c.operations;
+  j["buckets"] = json::array();
+  for (const auto& b : c.buckets)
+    j["buckets"].push_back({{"group", b.group_name},
+                            {"group_desc", b.group_desc},
+                            {"group_size", b.group_size},
+                            {"op", std::string(model::CommOpName(b.op))},
+                            {"size_min_bytes", b.size_lo},
+                            {"size_max_bytes", b.size_hi},
+                            {"count", b.count},
+                            {"ranks", b.ranks},
+                            {"total_us", Us(b.total)},
+                            {"p50_us", Us(b.p50)},
+                            {"p99_us", Us(b.p99)},
+                            {"max_us", Us(b.max)},
+                            {"bytes", b.bytes},
+                            {"algbw_gbps", b.algbw_gbps},
+                            {"busbw_gbps", b.busbw_gbps}});
+  j["groups"] = json::array();
+  for (const auto& g : c.groups)
+    j["groups"].push_back({{"group", g.group_name},
+                           {"group_desc", g.group_desc},
+                           {"matched", g.matched},
+                           {"unmatched", g.unmatched},
+                           {"start_skew_p50_us", Us(g.skew_p50)},
+                           {"start_skew_p99_us", Us(g.skew_p99)},
+                           {"start_skew_max_us", Us(g.skew_max)}});
+  json ranks = {{"rank", json::array()}, {"in_collectives_us", json::array()},
+                {"waiting_us", json::array()}, {"last_arrivals", json::array()}};
+  for (const auto& r : c.ranks) {
+    ranks["rank"].push_back(r.rank);
+    ranks["in_collectives_us"].push_back(Us(r.in_collectives));
+    ranks["waiting_us"].push_back(Us(r.waiting));
+    ranks["last_arrivals"].push_back(r.last_arrivals);
+  }
+  j["ranks"] = ranks;
+  return j;
+}
+
+// Every stream of every rank summed: the histogram by gap length and the time by kind.
+json IdleJson(const analysis::JobAnalysis& job) {
+  std::array<uint64_t, analysis::kGapBins> count{};
+  std::array<TimeNs, analysis::kGapBins> time{};
+  std::array<uint64_t, 3> kind_count{};
+  std::array<TimeNs, 3> kind_time{};
+  size_t streams = 0;
+  for (const auto& a : job.ranks)
+    for (const auto& s : a.idle) {
+      ++streams;
+      for (int b = 0; b < analysis::kGapBins; ++b) {
+        count[b] += s.bin_count[b];
+        time[b] += s.bin_time[b];
+      }
+      for (int k = 0; k < 3; ++k) {
+        kind_count[k] += s.kind_count[k];
+        kind_time[k] += s.kind_time[k];
+      }
+    }
+  json j = {{"streams", streams}, {"bins", json::array()}, {"kinds", json::array()}};
+  for (int b = 0; b < analysis::kGapBins; ++b)
+    j["bins"].push_back({{"bin", std::string(analysis::GapBinLabel(b))}, {"count", count[b]}, {"time_us", Us(time[b])}});
+  for (int k = 0; k < 3; ++k)
+    j["kinds"].push_back({{"kind", std::string(analysis::GapKindName(static_cast<analysis::GapKind>(k)))},
+                          {"count", kind_count[k]},
+                          {"time_us", Us(kind_time[k])}});
+  return j;
+}
+
+json KernelsJson(const analysis::KernelBreakdown& k) {
+  json j = {{"distinct_kernels", k.distinct_names()}, {"rest_total_us", Us(k.rest_total())},
+            {"top_kernels", json::array()}};
+  for (const auto& s : k.top())
+    j["top_kernels"].push_back({{"name", s.name},
+                                {"class", std::string(model::ActivityClassName(s.cls))},
+                                {"count", s.count},
+                                {"total_us", Us(s.total)},
+                                {"mean_us", s.mean / 1000.0}});
+  return j;
+}
+
+json TimelineJson(const StepTimeline& tl) {
+  json j = {{"step", tl.step >= 0 ? json(tl.step) : json(nullptr)},
+            {"length_us", Us(tl.length)},
+            {"per_stream", tl.per_stream},
+            {"merged_gap_us", Us(tl.merged_gap)},
+            {"rectangles", tl.rectangles},
+            {"rows", json::array()}};
+  for (const auto& r : tl.rows) {
+    json row = {{"rank", r.rank}, {"device", r.device}, {"stream", r.stream}};
+    // Integer nanoseconds from the step's start: exact and short.
+    json s = json::array(), d = json::array(), c = json::array();
+    for (size_t k = 0; k < r.start.size(); ++k) {
+      s.push_back(r.start[k]);
+      d.push_back(r.end[k] - r.start[k]);
+      c.push_back(static_cast<int>(r.state[k]));
+    }
+    row["start_ns"] = std::move(s);
+    row["dur_ns"] = std::move(d);
+    row["state"] = std::move(c);
+    j["rows"].push_back(std::move(row));
+  }
+  return j;
+}
+
+json CountersJson(const std::vector<CounterChart>& charts, TimeNs origin) {
+  json arr = json::array();
+  for (const auto& c : charts) {
+    json j = {{"name", c.name}, {"unit", c.unit}, {"rate", c.rate},
+              {"start_s", static_cast<double>(c.start - origin) * 1e-9}, {"bin_s", static_cast<double>(c.bin) * 1e-9},
+              {"series", json::array()}};
+    for (size_t k = 0; k < c.labels.size(); ++k) {
+      json v = json::array();
+      for (const auto& x : c.values[k]) v.push_back(x ? json(*x) : json(nullptr));
+      j["series"].push_back({{"label", c.labels[k]}, {"values", std::move(v)}});
+    }
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+json BenchJson(const HtmlReportOptions& o) {
+  json j = {{"source", o.bench_source}, {"curves", json::array()}};
+  for (const auto& c : o.bench)
+    j["curves"].push_back({{"op", c.op}, {"label", c.label}, {"size_bytes", c.size_bytes}, {"busbw_gbps", c.busbw_gbps}});
+  return j;
+}
+
+}  // namespace
+
+json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job, const HtmlReportOptions& options) {
+  json doc;
+  doc["schema"] = kReportDataSchema;
+  doc["schema_version"] = kReportDataSchemaVersion;
+  doc["title"] = options.title.empty() ? "commlens report" : options.title;
+  uint64_t bytes = 0;
+  json paths = json::array();
+  for (const auto& r : trace.ranks) {
+    bytes += r.input_bytes;
+    if (paths.size() < 8) paths.push_back(r.path);
+  }
+  doc["inputs"] = {{"ranks", trace.ranks.size()}, {"bytes", bytes}, {"paths", paths}, {"failures", json::array()},
+                   {"warnings", trace.warnings}};
+  for (const auto& f : trace.failures) doc["inputs"]["failures"].push_back({{"path", f.path}, {"message", f.message}});
+  doc["summary"] = SummaryJson(job);
+  json findings = json::array();
+  for (const Finding& f : FindFindings({trace, job, options.bench}))
+    findings.push_back({{"rule", f.rule}, {"text", f.text}, {"section", f.section},
+                        {"cost_us_per_step", Us(static_cast<TimeNs>(std::llround(f.cost_ns_per_step)))}});
+  doc["findings"] = findings;
+  doc["ranks"] = RanksJson(job);
+  doc["steps"] = json::array();
+  for (const auto& s : job.steps) {
+    json sj = BreakdownJson(s.mean);
+    sj["step"] = s.number;
+    sj["ranks"] = s.ranks;
+    doc["steps"].push_back(sj);
+  }
+  doc["kernels"] = KernelsJson(job.kernels);
+  doc["collectives"] = CollectivesJson(job.collectives);
+  doc["idle"] = IdleJson(job);
+  const StepTimeline tl = BuildStepTimeline(trace, job, options.step, options.timeline_budget);
+  doc["timeline"] = TimelineJson(tl);
+  TimeNs origin = INT64_MAX;
+  for (const auto& a : job.ranks)
+    if (a.time.total.span > 0) origin = std::min(origin, a.time.total.first_start);
+  const std::vector<CounterChart> counters = ResampleCounters(trace, options.counter_points, 8);
+  if (origin == INT64_MAX)
+    for (const auto& c : counters) origin = std::min(origin, c.start);
+  doc["counters"] = CountersJson(counters, origin == INT64_MAX ? 0 : origin);
+  doc["bench"] = BenchJson(options);
+  doc["perfetto_href"] = options.perfetto_href;
+  return doc;
+}
+
+}  // namespace commlens::report::html

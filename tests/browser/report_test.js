@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// Browser test of the HTML report: for every shipped sample (examples/traces/*), writes the
+// page with `commlens report`, opens it in headless Chromium (Debian's /usr/bin/chromium
+// driven by playwright-core), and checks that
+//   - no console error and no uncaught exception occurs,
+//   - the browser requests nothing but the page itself (every request is recorded),
+//   - every chart drew: as many non-empty canvases as the page created charts,
+//   - zooming the timeline (mouse wheel) raises no error;
+// then saves a full-page screenshot per sample under --out.
+//
+//   node tests/browser/report_test.js --commlens build/src/cli/commlens --out build/browser-test \
+//        [--chromium /usr/bin/chromium] [--node-modules build/npm/node_modules] [--sample ddp ...]
+// Exit 0 passed, 1 failed, 77 skipped (no playwright-core or no chromium: scripts/setup.sh
+// installs both).
+'use strict';
+const {execFileSync} = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const {pathToFileURL} = require('url');
+
+function parseArgs(argv) {
+  const a = {commlens: 'build/src/cli/commlens', out: 'build/browser-test', chromium: '/usr/bin/chromium',
+    nodeModules: 'build/npm/node_modules', samples: []};
+  for (let i = 2; i < argv.length; i++) {
+    const k = argv[i], v = argv[i + 1];
+    if (k === '--commlens') a.commlens = v, i++;
+    else if (k === '--out') a.out = v, i++;
+    else if (k === '--chromium') a.chromium = v, i++;
+    else if (k === '--node-modules') a.nodeModules = v, i++;
+    else if (k === '--sample') a.samples.push(v), i++;
+    else { console.error(`unknown argument ${k}`); process.exit(64); }
+  }
+  if (!a.samples.length) a.samples = ['ddp', 'fsdp', 'moe', 'native'];
+  return a;
+}
+
+function skip(why) {
+  console.log(`skipped: ${why} (scripts/setup.sh installs it)`);
+  process.exit(77);
+}
+
+// The flags of /work/shared/reference/browser-testing.md: headless as root, and no
+// background traffic that a closed network would refuse.
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+async function checkPage(browser, file, shot) {
+  const problems = [];
+  const url = pathToFileURL(path.resolve(file)).href;
+  const context = await browser.newContext({viewport: {width: 1440, height: 900}, deviceScaleFactor: 1});
+  const page = await context.newPage();
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`uncaught: ${e.message}`));
+  page.on('request', (r) => { if (r.url() !== url) problems.push(`request: ${r.url()}`); });
+  page.on('requestfailed', (r) => { if (r.url() === url) problems.push(`the page itself failed to load`); });
+  const t0 = Date.now();
+  await page.goto(url, {waitUntil: 'load'});
+  await page.waitForSelector('body[data-rendered="true"]', {timeout: 30000})
+    .catch(() => problems.push('the page did not finish drawing (body[data-rendered] never set)'));
+  const loadMs = Date.now() - t0;
+  const drawn = await page.evaluate(() => {
+    const canvases = [...document.querySelectorAll('.chart canvas')];
+    return {
+      charts: Number(document.body.dataset.charts || 0),
+      nonEmpty: canvases.filter((c) => c.width > 0 && c.height > 0 && c.getBoundingClientRect().height > 0).length,
+      sections: [...document.querySelectorAll('section')].map((s) => s.id),
+      findings: document.querySelectorAll('ol.findings li').length,
+    };
+  });
+  if (drawn.charts === 0) problems.push('no chart was drawn');
+  if (drawn.nonEmpty < drawn.charts) problems.push(`${drawn.charts} charts but ${drawn.nonEmpty} non-empty canvases`);
+  if (!drawn.sections.includes('summary') || !drawn.sections.includes('collectives'))
+    problems.push(`sections missing: ${drawn.sections.join(', ')}`);
+  const timeline = await page.$('#timeline .chart');
+  if (timeline) {  // zoom in and out over the timeline
+    const box = await timeline.boundingBox();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, -600);
+    await page.mouse.wheel(0, 300);
+    await page.waitForTimeout(100);
+  }
+  await page.mouse.move(0, 0);
+  await page.screenshot({path: shot, fullPage: true});
+  await context.close();
+  return {problems, loadMs, drawn};
+}
+
+async function main() {
+  const a = parseArgs(process.argv);
+  let chromium;
+  try {
+    ({chromium} = require(path.resolve(a.nodeModules, 'playwright-core')));
+  } catch (e) {
+    skip(`playwright-core not found in ${a.nodeModules}`);
+  }
+  if (!fs.existsSync(a.chromium)) skip(`${a.chromium} not found`);
+  if (!fs.existsSync(a.commlens)) { console.error(`no commlens binary at ${a.commlens}`); process.exit(1); }
+  fs.mkdirSync(a.out, {recursive: true});
+  // playwright-core starts Chromium with a fresh, empty profile of its own each launch.
+  const b = await chromium.launch({executablePath: a.chromium, args: CHROMIUM_ARGS});
+  let failed = 0;
+  try {
+    for (const sample of a.samples) {
+      const html = path.join(a.out, `${sample}.html`);
+      const extra = [];
+      if (sample === 'ddp') extra.push('--bench', 'tests/bench/data/h200x4_all_reduce_run1.json', '--perfetto', path.join(a.out, 'ddp.perfetto.json'));
+      const t0 = Date.now();
+      execFileSync(a.commlens, ['report', `examples/traces/${sample}`, '-o', html, '-q'].concat(extra), {stdio: ['ignore', 'inherit', 'pipe']});
+      const genMs = Date.now() - t0;
+      const shot = path.join(a.out, `${sample}.png`);
+      const r = await checkPage(b, html, shot);
+      const size = (fs.statSync(html).size / 1e6).toFixed(2);
+      const status = r.problems.length ? 'FAIL' : 'ok';
+      console.log(`${status} ${sample}: ${size} MB written in ${genMs} ms, drawn in ${r.loadMs} ms, ` +
+        `${r.drawn.charts} charts, ${r.drawn.findings} findings, sections ${r.drawn.sections.join(' ')}; screenshot ${shot}`);
+      for (const p of r.problems) console.log(`  ${p}`);
+      if (r.problems.length) failed++;
+    }
+  } finally {
+    await b.close();
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
