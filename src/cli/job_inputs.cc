@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "cli/verbs.h"
 
 namespace commlens::cli {
@@ -12,6 +14,13 @@ void AddJobInputOptions(CLI::App* cmd, JobInputs* inputs) {
       ->type_name("TRACE_DIR_OR_FILES");
   cmd->add_flag("--strict", inputs->load.strict, "Fail when any file cannot be read (default: go on)");
   cmd->add_option("--threads", inputs->load.threads, "Worker threads (default: all hardware threads)");
+  const std::map<std::string, model::AlignMode> modes = {
+      {"auto", model::AlignMode::kAuto}, {"collectives", model::AlignMode::kCollectives}, {"none", model::AlignMode::kNone}};
+  cmd->add_option("--align", inputs->load.align,
+                  "Clock alignment across ranks from matched collectives: auto (hosts only), collectives "
+                  "(every rank), none")
+      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case))
+      ->default_str("auto");
 }
 
 Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb) {

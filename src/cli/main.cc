@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
 #if COMMLENS_HAS_ANALYZE
   commlens::cli::AddAnalyzeVerb(app, &exit_code);
 #endif
+#if COMMLENS_HAS_ANALYZE
+  commlens::cli::AddExportVerb(app, &exit_code);
+#endif
 #if COMMLENS_HAS_BENCH
   commlens::cli::AddBenchVerb(app, &exit_code);
 #endif

@@ -16,6 +16,7 @@ inline constexpr int kExitUsage = 64;    // the command line is wrong (BSD sysex
 
 void AddAnalyzeVerb(CLI::App& app, int* exit_code);
 void AddBenchVerb(CLI::App& app, int* exit_code);
+void AddExportVerb(CLI::App& app, int* exit_code);
 void AddReportVerb(CLI::App& app, int* exit_code);
 void AddTopoVerb(CLI::App& app, int* exit_code);
 

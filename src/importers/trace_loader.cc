@@ -120,7 +120,7 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
     owner.emplace(candidate, i);
   }
   for (auto& [rank, i] : owner) trace.ranks.push_back(std::move(*loaded[i]));
-  passes::FinishJob(&trace);
+  passes::FinishJob(&trace, {options.align});
 
   if (options.strict && !trace.failures.empty()) {
     std::string msg = "--strict: " + std::to_string(trace.failures.size()) + " file(s) failed:";

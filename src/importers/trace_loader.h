@@ -14,6 +14,7 @@ namespace commlens::importers {
 struct LoadOptions {
   bool strict = false;  // any bad file fails the whole load
   int threads = 0;      // 0: one per hardware thread
+  model::AlignMode align = model::AlignMode::kAuto;  // clocks across hosts (passes/align_clocks)
 };
 
 // Files in |inputs| (files or directories). Fails only when nothing could be loaded, the

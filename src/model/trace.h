@@ -267,8 +267,33 @@ struct MatchedOps {
   uint32_t members(size_t k) const { return first[k + 1] - first[k]; }
 };
 
+// Clock alignment across ranks (passes/align_clocks.h): which ranks share a clock, and
+// the offset estimated for each clock group against the first one.
+enum class AlignMode : uint8_t {
+  kAuto,         // align clock groups = hosts; ranks of one host share its clock
+  kCollectives,  // every rank its own clock group
+  kNone          // trust the raw clocks
+};
+
+struct ClockOffset {
+  int rank = 0;
+  std::string host;
+  TimeNs offset = 0;  // this rank's clock minus the reference clock; subtracted when applied
+  TimeNs bound = 0;   // |true offset - offset| <= bound, if collectives cannot end before
+                      // every member started; -1 when no collective linked the clocks
+  uint64_t samples = 0;  // matched collectives the estimate used
+};
+
+struct ClockAlignment {
+  AlignMode mode = AlignMode::kAuto;
+  bool applied = false;  // times in the model have been moved by the offsets
+  std::vector<ClockOffset> ranks;  // one per rank, in Trace::ranks order (empty: not run)
+  std::vector<std::string> notes;
+};
+
 struct Trace {
   std::vector<RankTrace> ranks;      // sorted by rank, one per rank
+  ClockAlignment clock;              // job passes: how the ranks' clocks were aligned
   std::vector<JobGroup> groups;      // the job's process groups (job passes)
   MatchedOps matched;                // operations matched across ranks (job passes)
   std::vector<CounterSeries> counters;  // owned by a host or a NIC, not by a rank

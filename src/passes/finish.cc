@@ -13,9 +13,10 @@ void FinishRank(model::RankTrace* rank) {
   FindSteps(rank);
 }
 
-void FinishJob(model::Trace* trace) {
+void FinishJob(model::Trace* trace, const JobOptions& options) {
   BuildJobGroups(trace);
   MatchOps(trace);
+  AlignClocks(trace, options.align);
 }
 
 }  // namespace commlens::passes

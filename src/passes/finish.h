@@ -13,6 +13,8 @@
 //   per job (FinishJob, once every rank is loaded and numbered):
 //     job_groups        the job's process groups; ProcessGroup::job_group
 //     match_ops         the matched-operations table (model::MatchedOps)
+//     align_clocks      clock offsets between hosts (or ranks) from matched collectives,
+//                       applied to every time; the table is rebuilt (model::ClockAlignment)
 //
 // Order matters: classify needs sorted rows, number_ops needs launches, match_ops needs
 // job groups and final rank numbers. Docs: docs/analysis.md, "The model and the passes".
@@ -23,6 +25,10 @@
 namespace commlens::passes {
 
 void FinishRank(model::RankTrace* rank);
-void FinishJob(model::Trace* trace);
+struct JobOptions {
+  model::AlignMode align = model::AlignMode::kAuto;
+};
+
+void FinishJob(model::Trace* trace, const JobOptions& options = {});
 
 }  // namespace commlens::passes

@@ -15,5 +15,8 @@ void FindSteps(model::RankTrace* rank);
 
 void BuildJobGroups(model::Trace* trace);
 void MatchOps(model::Trace* trace);
+void AlignClocks(model::Trace* trace, model::AlignMode mode);
+// Moves every time of |rank| by -|by| (a clock offset taken out).
+void ShiftRankTimes(model::RankTrace* rank, model::TimeNs by);
 
 }  // namespace commlens::passes

@@ -1,0 +1,155 @@
+// Clock alignment across clock groups (hosts, or every rank) from matched collectives.
+//
+// The model: a ring, tree or all-to-all collective cannot end on one rank before every
+// rank has started it (each rank needs data from all the others). In true time, for
+// ranks a and b in one collective: start_a <= end_b. Observed times carry their clock's
+// offset (t_obs = t_true + off), so
+//     off_b - off_a <= end_b - start_a     and     off_a - off_b <= end_a - start_b,
+// an interval for off_b - off_a from every collective the two share. Intersecting the
+// intervals of many collectives narrows it; its half-width is an honest error bound.
+// The point estimate is the median of (end_b - end_a) (ranks of one collective finish
+// within microseconds of each other), clamped into the interval. A few collectives whose
+// timing is off (a kernel that ended late on one rank) would make the intersection empty:
+// the tightest 1% of the constraints on each side are set aside as outliers.
+//
+// Each clock group is estimated against the reference group (the one of the first rank)
+// from the collectives that span both; a group no collective links keeps offset 0 and
+// bound -1, and a note says so. When applied, every time of the group's ranks moves by
+// -offset, and the matched-ops table is rebuilt.
+#include <algorithm>
+#include <map>
+
+#include "passes/passes.h"
+
+namespace commlens::passes {
+
+namespace {
+
+using model::TimeNs;
+
+bool IsSymmetric(model::CommOp op) {
+  // One-sided or rooted ops (send/recv, broadcast, reduce) do not need every rank's data.
+  return op == model::CommOp::kAllReduce || op == model::CommOp::kAllGather ||
+         op == model::CommOp::kReduceScatter || op == model::CommOp::kAllToAll;
+}
+
+// The k-th smallest value (k from 0), or the largest when there are fewer.
+TimeNs KthSmallest(std::vector<TimeNs>* v, size_t k) {
+  k = std::min(k, v->size() - 1);
+  std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(k), v->end());
+  return (*v)[k];
+}
+
+struct Samples {
+  std::vector<TimeNs> upper;  // off_g - off_ref <= end_g - start_ref
+  std::vector<TimeNs> lower;  // off_g - off_ref >= -(end_ref - start_g) = start_g - end_ref
+  std::vector<TimeNs> end_gap;
+};
+
+void Estimate(Samples* s, model::ClockOffset* out) {
+  if (s->end_gap.empty()) {
+    out->bound = -1;
+    return;
+  }
+  const size_t outliers = s->upper.size() / 100;  // the tightest 1% on each side
+  TimeNs hi = KthSmallest(&s->upper, outliers);
+  for (TimeNs& v : s->lower) v = -v;
+  TimeNs lo = -KthSmallest(&s->lower, outliers);
+  TimeNs mid = KthSmallest(&s->end_gap, s->end_gap.size() / 2);
+  if (lo > hi) std::swap(lo, hi);  // inconsistent timing: still an interval, wider
+  out->offset = std::clamp(mid, lo, hi);
+  out->bound = std::max(out->offset - lo, hi - out->offset);
+  out->samples = s->end_gap.size();
+}
+
+}  // namespace
+
+void ShiftRankTimes(model::RankTrace* r, TimeNs by) {
+  auto move = [by](std::vector<TimeNs>* column) {
+    for (TimeNs& t : *column)
+      if (t != model::kNoTime) t -= by;
+  };
+  move(&r->gpu.start);
+  move(&r->gpu.end);
+  move(&r->gpu.launch);
+  move(&r->host.start);
+  move(&r->host.end);
+  move(&r->annotations.start);
+  move(&r->annotations.end);
+  move(&r->flows.time);
+  move(&r->comms.start);
+  move(&r->comms.end);
+  for (TimeNs& t : r->comms.enqueue)
+    if (t != 0) t -= by;
+  for (model::ProfilerStep& s : r->steps) s.start -= by, s.end -= by;
+  for (model::CounterSeries& c : r->counters) move(&c.time);
+}
+
+void AlignClocks(model::Trace* trace, model::AlignMode mode) {
+  model::ClockAlignment& clock = trace->clock;
+  clock = {};
+  clock.mode = mode;
+  const size_t n = trace->ranks.size();
+  if (n == 0) return;
+  // Clock groups: hosts (auto; ranks without a host name share one unknown host) or ranks.
+  std::vector<uint32_t> group_of(n);
+  std::map<std::string, uint32_t> hosts;
+  for (size_t r = 0; r < n; ++r) {
+    clock.ranks.push_back({trace->ranks[r].rank, trace->ranks[r].hostname, 0, 0, 0});
+    group_of[r] = mode == model::AlignMode::kCollectives
+                      ? static_cast<uint32_t>(r)
+                      : hosts.emplace(trace->ranks[r].hostname, static_cast<uint32_t>(hosts.size())).first->second;
+  }
+  const uint32_t groups = mode == model::AlignMode::kCollectives ? static_cast<uint32_t>(n)
+                                                                  : static_cast<uint32_t>(hosts.size());
+  if (mode == model::AlignMode::kNone || groups < 2) {
+    if (mode == model::AlignMode::kAuto && n > 1 && trace->ranks[0].hostname.empty() && groups == 1)
+      clock.notes.push_back("the traces name no host: the ranks are taken to share one clock "
+                            "(--align collectives aligns every rank)");
+    return;
+  }
+  // Samples of each group against the reference group 0, from every symmetric collective
+  // that has members in both.
+  std::vector<Samples> samples(groups);
+  const model::MatchedOps& m = trace->matched;
+  for (size_t k = 0; k < m.size(); ++k) {
+    if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2) continue;
+    const uint32_t j0 = m.first[k];
+    if (!IsSymmetric(trace->ranks[m.rank_index[j0]].comms.op[m.row[j0]])) continue;
+    // The reference group's earliest start and latest end in this collective.
+    TimeNs ref_start = INT64_MAX, ref_end = INT64_MIN;
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j)
+      if (group_of[m.rank_index[j]] == 0) ref_start = std::min(ref_start, m.start[j]), ref_end = std::max(ref_end, m.end[j]);
+    if (ref_start == INT64_MAX) continue;
+    std::map<uint32_t, std::pair<TimeNs, TimeNs>> others;  // group -> (earliest start, latest end)
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
+      const uint32_t g = group_of[m.rank_index[j]];
+      if (g == 0) continue;
+      auto [it, added] = others.try_emplace(g, m.start[j], m.end[j]);
+      if (!added) it->second = {std::min(it->second.first, m.start[j]), std::max(it->second.second, m.end[j])};
+    }
+    for (const auto& [g, se] : others) {
+      samples[g].upper.push_back(se.second - ref_start);
+      samples[g].lower.push_back(se.first - ref_end);
+      samples[g].end_gap.push_back(se.second - ref_end);
+    }
+  }
+  std::vector<model::ClockOffset> per_group(groups);
+  for (uint32_t g = 1; g < groups; ++g) Estimate(&samples[g], &per_group[g]);
+  for (size_t r = 0; r < n; ++r) {
+    const model::ClockOffset& e = per_group[group_of[r]];
+    clock.ranks[r].offset = e.offset;
+    clock.ranks[r].bound = e.bound;
+    clock.ranks[r].samples = e.samples;
+    if (e.bound < 0)
+      clock.notes.push_back("rank " + std::to_string(trace->ranks[r].rank) +
+                            ": no collective links its clock to rank " + std::to_string(trace->ranks[0].rank) +
+                            "'s; its times are left as they are");
+  }
+  for (size_t r = 0; r < n; ++r)
+    if (clock.ranks[r].offset != 0) ShiftRankTimes(&trace->ranks[r], clock.ranks[r].offset);
+  clock.applied = true;
+  MatchOps(trace);  // starts and ends moved
+}
+
+}  // namespace commlens::passes

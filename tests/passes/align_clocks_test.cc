@@ -1,0 +1,103 @@
+// Clock alignment on real traces whose ranks are shifted by known offsets: the estimate
+// recovers each offset within 10 us or its reported bound, whichever is larger.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "importers/trace_loader.h"
+#include "passes/finish.h"
+#include "passes/passes.h"
+
+namespace commlens::passes {
+namespace {
+
+using model::TimeNs;
+
+model::Trace LoadRaw(const std::string& workload) {
+  importers::LoadOptions o;
+  o.align = model::AlignMode::kNone;
+  auto t = importers::LoadTrace({std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/" + workload}, o);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return std::move(t).value();
+}
+
+// Shifts rank r's clock by shifts[r], as if its host's clock were off by that much.
+void Skew(model::Trace* t, const std::vector<TimeNs>& shifts) {
+  for (size_t r = 0; r < t->ranks.size(); ++r) ShiftRankTimes(&t->ranks[r], -shifts[r]);
+  MatchOps(t);
+}
+
+void ExpectRecovered(const model::Trace& t, const std::vector<TimeNs>& shifts) {
+  ASSERT_EQ(t.clock.ranks.size(), shifts.size());
+  for (size_t r = 0; r < shifts.size(); ++r) {
+    const model::ClockOffset& o = t.clock.ranks[r];
+    const TimeNs want = shifts[r] - shifts[0];
+    const TimeNs allowed = std::max<TimeNs>(10'000, o.bound);
+    SCOPED_TRACE("rank " + std::to_string(o.rank));
+    EXPECT_GE(o.bound, 0);
+    EXPECT_LE(std::llabs(o.offset - want), allowed) << "offset " << o.offset << " bound " << o.bound;
+    const bool own_clock = t.clock.mode == model::AlignMode::kCollectives || o.host != t.clock.ranks[0].host;
+    if (r > 0 && own_clock) {
+      EXPECT_GT(o.samples, 10u);
+    }
+    std::printf("rank %d: offset %lld ns (shift %lld), bound %lld ns, %llu collectives\n", o.rank,
+                static_cast<long long>(o.offset), static_cast<long long>(want), static_cast<long long>(o.bound),
+                static_cast<unsigned long long>(o.samples));
+  }
+}
+
+class AlignRealTraces : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AlignRealTraces, RecoversKnownOffsetsOfEveryRank) {
+  model::Trace t = LoadRaw(GetParam());
+  ASSERT_EQ(t.ranks.size(), 4u);
+  const std::vector<TimeNs> shifts = {0, 37'000, -12'500'000, 31'700'000};  // 37 us .. 31.7 ms
+  const TimeNs first_op = t.ranks[2].comms.start[0];
+  Skew(&t, shifts);
+  AlignClocks(&t, model::AlignMode::kCollectives);
+  ExpectRecovered(t, shifts);
+  EXPECT_TRUE(t.clock.applied);
+  // Times are back where the shared clock had them (within the estimate's error).
+  EXPECT_LE(std::llabs(t.ranks[2].comms.start[0] - first_op), std::max<TimeNs>(10'000, t.clock.ranks[2].bound));
+}
+
+INSTANTIATE_TEST_SUITE_P(RealTraces, AlignRealTraces, ::testing::Values("ddp", "fsdp", "moe", "native"));
+
+TEST(Align, AutoAlignsHostsAndKeepsRanksOfOneHostTogether) {
+  model::Trace t = LoadRaw("ddp");
+  const char* hosts[] = {"node-a", "node-a", "node-b", "node-b"};
+  for (size_t r = 0; r < 4; ++r) t.ranks[r].hostname = hosts[r];
+  const std::vector<TimeNs> shifts = {0, 0, 2'345'678, 2'345'678};
+  Skew(&t, shifts);
+  AlignClocks(&t, model::AlignMode::kAuto);
+  ExpectRecovered(t, shifts);
+  EXPECT_EQ(t.clock.ranks[1].offset, 0);  // same host as the reference
+  EXPECT_EQ(t.clock.ranks[2].offset, t.clock.ranks[3].offset);
+}
+
+TEST(Align, NoneAndOneHostLeaveTimesAlone) {
+  model::Trace t = LoadRaw("ddp");
+  const TimeNs before = t.ranks[1].gpu.start[0];
+  AlignClocks(&t, model::AlignMode::kAuto);  // no host names: one clock
+  EXPECT_FALSE(t.clock.applied);
+  EXPECT_EQ(t.ranks[1].gpu.start[0], before);
+  ASSERT_EQ(t.clock.notes.size(), 1u);
+  AlignClocks(&t, model::AlignMode::kNone);
+  EXPECT_FALSE(t.clock.applied);
+  EXPECT_EQ(t.ranks[1].gpu.start[0], before);
+}
+
+TEST(Align, AClockNoCollectiveReachesIsSaid) {
+  model::Trace t = LoadRaw("ddp");
+  for (uint32_t i = 0; i < t.ranks[3].comms.size(); ++i) t.ranks[3].comms.group[i] = model::kNoIndex;
+  MatchOps(&t);
+  AlignClocks(&t, model::AlignMode::kCollectives);
+  EXPECT_EQ(t.clock.ranks[3].bound, -1);
+  EXPECT_EQ(t.clock.ranks[3].offset, 0);
+  ASSERT_FALSE(t.clock.notes.empty());
+  EXPECT_NE(t.clock.notes[0].find("rank 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace commlens::passes
