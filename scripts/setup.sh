@@ -12,7 +12,8 @@ BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES=(build-essential cmake ninja-build pkg-config git
   libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libsqlite3-dev zlib1g-dev libzstd-dev libhwloc-dev libopenmpi-dev openmpi-bin
-  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev)
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  nodejs npm chromium)  # the HTML report's chart library (npm) and its browser test
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -24,6 +25,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# From npm, pinned by src/report/html/package-lock.json, into the (ignored) build folder:
+# echarts, which the build embeds into every HTML report, and playwright-core, which the
+# browser test uses to drive Debian's chromium. Reinstalled when the lock file changes.
+NPM_DIR="$BUILD_DIR/npm"
+LOCK=src/report/html/package-lock.json
+if ! cmp -s "$LOCK" "$NPM_DIR/package-lock.json" || [ ! -f "$NPM_DIR/node_modules/echarts/dist/echarts.min.js" ]; then
+  echo "setup: installing the HTML report's npm packages into $NPM_DIR"
+  mkdir -p "$NPM_DIR"
+  cp src/report/html/package.json "$LOCK" "$NPM_DIR/"
+  (cd "$NPM_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  [ -f "$BUILD_DIR/build.ninja" ] && cmake -S . -B "$BUILD_DIR" >/dev/null  # embed the library
 fi
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then

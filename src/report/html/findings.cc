@@ -126,13 +126,13 @@ void ComputeImbalance(const FindingsInput& in, std::vector<Finding>* out) {
 void Skew(const FindingsInput& in, std::vector<Finding>* out) {
   for (const auto& g : in.job.collectives.groups) {
     if (g.matched < 2 || g.skew_p50 < kMinSkew) continue;
-    const double per_step = static_cast<double>(g.skew_p50) * static_cast<double>(g.matched) / StepCount(in.job);
+    // Evidence for the waits, not a cost of its own: the waiting finding counts the time.
     out->push_back({"skew",
                     fmt::format("In {}, the ranks start a collective {} apart at the median (p99 {}, "
                                 "{} collectives matched).",
                                 GroupName(g.group_name, g.group_desc), Dur(static_cast<double>(g.skew_p50)),
                                 Dur(static_cast<double>(g.skew_p99)), g.matched),
-                    "waits", per_step});
+                    "waits", 0.0});
   }
 }
 

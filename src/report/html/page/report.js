@@ -98,7 +98,11 @@
   }
   const axisName = {nameLocation: 'middle', nameTextStyle: {color: '#5b6472', fontSize: 12}};
   const baseGrid = {left: 72, right: 24, top: 36, bottom: 56};
-  function groupName(name, desc) { return desc && desc !== name ? desc + ' (' + name + ')' : 'group ' + name; }
+  function groupName(name, desc) {
+    if (desc && desc !== name) return desc + ' (' + name + ')';
+    return 'group ' + (name.length > 16 ? name.slice(0, 14) + '…' : name);
+  }
+  const fmtBw = (v) => (v >= 10 ? v.toFixed(1) : v.toFixed(2));
 
   // ---- header and summary ---------------------------------------------------------------
   const s = data.summary;
@@ -151,7 +155,8 @@
     const ol = el('ol', {class: 'findings'});
     for (const f of data.findings) {
       const li = el('li', {}, f.text + ' ');
-      if (f.cost_us_per_step > 0) li.append(el('span', {class: 'cost'}, `(≈ ${fmtUs(f.cost_us_per_step)} per step) `));
+      if (f.cost_us_per_step > 0)
+        li.append(el('span', {class: 'cost'}, `(≈ ${fmtUs(f.cost_us_per_step)} ${data.steps.length ? 'per step' : 'over the trace'}) `));
       li.append(el('a', {href: '#' + f.section}, 'see ' + f.section));
       ol.append(li);
     }
@@ -230,14 +235,14 @@
       tooltip: {formatter: (p) => `${labels[p.value[2]].trim()}<br>${STATES[p.value[3]].name}: ` +
         `${round(p.value[0], 3)} – ${round(p.value[1], 3)} ${unit.name}`},
       grid: {left: 150, right: nrows > visible ? 48 : 24, top: 12, bottom: 72},
-      xAxis: Object.assign({type: 'value', min: 0, max: round(tl.length_us * 1e3 / div, 3), name: `time since the step's first GPU activity (${unit.name})`, nameGap: 28}, axisName),
+      xAxis: Object.assign({type: 'value', min: 0, max: round(tl.length_us * 1e3 / div, 3), name: `time since the ${tl.step == null ? 'window' : 'step'}'s first activity (${unit.name})`, nameGap: 28}, axisName),
       yAxis: {type: 'category', data: labels, inverse: true, axisTick: {show: false},
         axisLabel: {fontSize: 11, formatter: (v) => (v.startsWith('rank') ? `{b|${v}}` : v), rich: {b: {fontWeight: 'bold', fontSize: 11}}}, splitLine: {show: false}},
       dataZoom: [{type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter'},
         {type: 'slider', xAxisIndex: 0, height: 18, bottom: 8, filterMode: 'weakFilter', labelFormatter: (v) => round(v, 2) + ' ' + unit.name}]
         .concat(nrows > visible ? [{type: 'slider', yAxisIndex: 0, right: 8, width: 16, startValue: 0, endValue: visible - 1}] : []),
       series: [{
-        type: 'custom', encode: {x: [0, 1], y: 2}, data: items, clip: true,
+        type: 'custom', encode: {x: [0, 1], y: 2}, data: items, clip: true, progressive: 0,
         renderItem: (params, api) => {
           const a = api.coord([api.value(0), api.value(2)]);
           const b = api.coord([api.value(1), api.value(2)]);
@@ -311,16 +316,16 @@
     }
     table(right, ['group', 'op', 'ranks', 'ops', 'GPU time', 'bytes', 'busbw (GB/s)'],
       Object.values(agg).sort((x, y) => y.total - x.total).map((a) => [a.group, a.op, a.size, fmtCount(a.count), fmtUs(a.total),
-        fmtBytes(a.bytes), a.total > 0 ? (a.busbwTime / a.total).toFixed(1) : '–']), [0, 1]);
+        fmtBytes(a.bytes), a.total > 0 ? fmtBw(a.busbwTime / a.total) : '–']), [0, 1]);
     right.append(el('h3', {}, 'Per message size'));
     const hasBench = data.bench.curves.length > 0;
     table(right, ['group', 'op', 'size', 'ops', 'total', 'p50', 'p99', 'busbw (GB/s)'].concat(hasBench ? ['bench', '% of bench'] : []),
       col.buckets.map((b) => {
         const row = [groupName(b.group, b.group_desc), b.op, b.size_min_bytes < 0 ? '?' : `${fmtBytes(b.size_min_bytes)}–${fmtBytes(b.size_max_bytes)}`,
-          fmtCount(b.count), fmtUs(b.total_us), fmtUs(b.p50_us), fmtUs(b.p99_us), b.busbw_gbps.toFixed(1)];
+          fmtCount(b.count), fmtUs(b.total_us), fmtUs(b.p50_us), fmtUs(b.p99_us), fmtBw(b.busbw_gbps)];
         if (hasBench) {
           const ref = b.count > 0 ? curveAt(b.op, b.bytes / b.count) : null;
-          row.push(ref ? ref.toFixed(1) : '–', ref ? pct(100 * b.busbw_gbps / ref) : '–');
+          row.push(ref ? fmtBw(ref) : 'outside its sizes', ref ? pct(100 * b.busbw_gbps / ref) : '–');
         }
         return row;
       }), [0, 1]);
@@ -353,8 +358,8 @@
           data: W.waiting_us.map((v) => round(v / unit.div, 3)), tooltip: {valueFormatter: (v) => v + ' ' + unit.name}},
         {name: 'transferring', type: 'bar', stack: 'w', color: C.transferring, barMaxWidth: 48,
           data: W.in_collectives_us.map((v, i) => round((v - W.waiting_us[i]) / unit.div, 3)), tooltip: {valueFormatter: (v) => v + ' ' + unit.name}},
-        {name: 'arrived last (count)', type: 'line', yAxisIndex: 1, color: '#000000', symbol: 'diamond', symbolSize: 8,
-          lineStyle: {width: 1, type: 'dotted'}, data: W.last_arrivals},
+        {name: 'arrived last (count)', type: 'scatter', yAxisIndex: 1, color: '#000000', symbol: 'diamond',
+          symbolSize: many ? 5 : 10, data: W.last_arrivals},
       ],
     });
   }
@@ -375,7 +380,7 @@
       tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}},
       legend: {top: 0},
       grid: Object.assign({}, baseGrid, {right: 72}),
-      xAxis: Object.assign({type: 'category', data: idle.bins.map((x) => x.bin.replace('us', ' µs').replace('ms', ' ms')), name: 'gap length', nameGap: 28}, axisName),
+      xAxis: Object.assign({type: 'category', data: idle.bins.map((x) => x.bin.replace('us', ' µs').replace('ms', ' ms')), name: 'gap length', nameGap: 28, axisLabel: {interval: 0}}, axisName),
       yAxis: [Object.assign({type: 'value', name: `idle time (${unit.name})`, nameGap: 52}, axisName),
         Object.assign({type: 'value', name: 'gaps', nameGap: 52, splitLine: {show: false}}, axisName)],
       series: [{name: 'idle time', type: 'bar', color: C.compute, barMaxWidth: 56, data: idle.bins.map((x) => round(x.time_us / unit.div, 3)),
