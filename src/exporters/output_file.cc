@@ -20,7 +20,9 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path, 
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Error(path + ": cannot create: " + std::strerror(errno));
   std::unique_ptr<OutputFile> f(new OutputFile(path, std::move(temp), fd, gzip));
-  if (gzip && deflateInit2(&f->deflater_->zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+  // Level 1: the trace is written faster than it was read; level 6 takes 2.5x the time for
+  // 15% smaller files.
+  if (gzip && deflateInit2(&f->deflater_->zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     return Error(path + ": cannot initialise zlib");
   return f;
 }
