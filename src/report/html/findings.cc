@@ -33,6 +33,19 @@ const char* PerStep(const analysis::JobAnalysis& job) {
   return job.steps.empty() ? "over the trace" : "per step";
 }
 
+// One field of a step, as the page's summary shows it: the mean over the job's steps of
+// their per-step means; without steps, the mean over ranks of the whole window.
+template <typename F>
+double StepMean(const analysis::JobAnalysis& job, F field) {
+  double sum = 0;
+  if (!job.steps.empty()) {
+    for (const auto& s : job.steps) sum += static_cast<double>(field(s.mean));
+    return sum / static_cast<double>(job.steps.size());
+  }
+  for (const auto& a : job.ranks) sum += static_cast<double>(field(a.time.total));
+  return job.ranks.empty() ? 0 : sum / static_cast<double>(job.ranks.size());
+}
+
 // Mean over ranks of one field of the whole-window breakdown.
 template <typename F>
 double MeanOverRanks(const analysis::JobAnalysis& job, F field) {
@@ -69,23 +82,22 @@ void LastArrival(const FindingsInput& in, std::vector<Finding>* out) {
 }
 
 void ExposedComm(const FindingsInput& in, std::vector<Finding>* out) {
-  const double span = MeanOverRanks(in.job, [](const auto& b) { return b.span; });
-  const double exposed = MeanOverRanks(in.job, [](const auto& b) { return b.exposed_comm; });
-  const double comm = MeanOverRanks(in.job, [](const auto& b) { return b.comm; });
-  const double overlap = MeanOverRanks(in.job, [](const auto& b) { return b.overlap; });
+  const double span = StepMean(in.job, [](const auto& b) { return b.span; });
+  const double exposed = StepMean(in.job, [](const auto& b) { return b.exposed_comm; });
+  const double comm = StepMean(in.job, [](const auto& b) { return b.comm; });
+  const double overlap = StepMean(in.job, [](const auto& b) { return b.overlap; });
   if (span <= 0 || 100.0 * exposed / span < kMinExposedPct) return;
-  const double per_step = exposed / StepCount(in.job);
   out->push_back({"exposed_comm",
                   fmt::format("Communication is exposed for {} {} ({:.1f}% of the time): no compute runs "
                               "beside it. {:.0f}% of communication time is hidden behind compute.",
-                              Dur(per_step), PerStep(in.job), 100.0 * exposed / span,
+                              Dur(exposed), PerStep(in.job), 100.0 * exposed / span,
                               comm > 0 ? 100.0 * overlap / comm : 0.0),
-                  "breakdown", per_step});
+                  "breakdown", exposed});
 }
 
 void Idle(const FindingsInput& in, std::vector<Finding>* out) {
-  const double span = MeanOverRanks(in.job, [](const auto& b) { return b.span; });
-  const double idle = MeanOverRanks(in.job, [](const auto& b) { return b.idle; });
+  const double span = StepMean(in.job, [](const auto& b) { return b.span; });
+  const double idle = StepMean(in.job, [](const auto& b) { return b.idle; });
   if (span <= 0 || 100.0 * idle / span < kMinIdlePct) return;
   std::array<double, 3> kind{};
   for (const auto& a : in.job.ranks)
@@ -97,7 +109,7 @@ void Idle(const FindingsInput& in, std::vector<Finding>* out) {
       "host wait: the CPU launched the next kernel after the GPU had finished the last one",
       "kernel wait: short gaps between queued kernels (launch overhead)",
       "other: long waits with work queued (events, other streams, synchronisation)"};
-  const double per_step = idle / StepCount(in.job);
+  const double per_step = idle;
   std::string text = fmt::format("The GPUs are idle {} {} ({:.1f}% of the time).", Dur(per_step),
                                  PerStep(in.job), 100.0 * idle / span);
   if (total > 0)
