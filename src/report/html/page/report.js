@@ -392,7 +392,7 @@
     const unitK = timeUnit(Math.max(...idle.kinds.map((x) => x.time_us)));
     draw(chartBox(b), {
       tooltip: {trigger: 'item', formatter: (p) => `${p.name}: ${fmtUs(p.value * unitK.div)} in ${fmtCount(idle.kinds[p.dataIndex].count)} gaps`},
-      grid: Object.assign({}, baseGrid, {left: 110}),
+      grid: Object.assign({}, baseGrid, {left: 110, right: 120}),
       xAxis: Object.assign({type: 'value', name: `idle time (${unitK.name})`, nameGap: 28}, axisName),
       yAxis: {type: 'category', data: idle.kinds.map((x) => x.kind.replace('_', ' ')), inverse: true},
       series: [{type: 'bar', barMaxWidth: 40, data: idle.kinds.map((x) => ({value: round(x.time_us / unitK.div, 3), itemStyle: {color: kindColor[x.kind]}})),
