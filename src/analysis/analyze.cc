@@ -27,7 +27,11 @@ JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
   }
   job.steps = MeanStepBreakdowns(times);
   job.kernels = MergeKernelBreakdowns(kernels, options.top_kernels);
-  job.collectives = AnalyzeCollectives(trace, windows);
+  std::vector<std::vector<uint8_t>> in_window(trace.ranks.size());
+  ParallelFor(trace.ranks.size(), options.threads,
+              [&](size_t r) { in_window[r] = OpsInWindow(trace.ranks[r], job.ranks[r].window); });
+  job.collectives = AnalyzeCollectives(trace, in_window);
+  job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives);
   return job;
 }
 

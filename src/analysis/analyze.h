@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/collectives.h"
+#include "analysis/cross_rank.h"
 #include "analysis/idle_gaps.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/time_breakdown.h"
@@ -36,6 +37,7 @@ struct JobAnalysis {
   std::vector<JobStepBreakdown> steps;  // per profiler step, mean over ranks
   KernelBreakdown kernels;              // all ranks' kernels, merged by name
   CollectiveAnalysis collectives;
+  CrossRankAnalysis cross_rank;         // stragglers and why, hangs, contention, pipeline
 };
 
 JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options);

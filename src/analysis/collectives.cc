@@ -112,7 +112,7 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
                   CollectiveAnalysis* out) {
   const model::MatchedOps& m = trace.matched;
   std::vector<GroupSkew> groups(trace.groups.size());
-  std::vector<std::vector<model::TimeNs>> skews(trace.groups.size());
+  std::vector<std::vector<model::TimeNs>> skews(trace.groups.size()), end_skews(trace.groups.size());
   std::vector<uint8_t> seen(trace.groups.size(), 0);
   out->ranks.resize(trace.ranks.size());
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) out->ranks[ri].rank = trace.ranks[ri].rank;
@@ -130,22 +130,32 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
       continue;
     }
     ++groups[g].matched;
-    model::TimeNs first = INT64_MAX, last = INT64_MIN;
+    model::TimeNs first = INT64_MAX, last = INT64_MIN, first_end = INT64_MAX, last_end = INT64_MIN;
     uint32_t last_rank = 0;
     for (uint32_t j : members) {
       first = std::min(first, m.start[j]);
+      first_end = std::min(first_end, m.end[j]);
+      last_end = std::max(last_end, m.end[j]);
       if (m.start[j] > last) {
         last = m.start[j];
         last_rank = m.rank_index[j];
       }
     }
     skews[g].push_back(last - first);
+    end_skews[g].push_back(last_end - first_end);
     ++out->ranks[last_rank].last_arrivals;
     for (uint32_t j : members) {
       RankWait& w = out->ranks[m.rank_index[j]];
       const model::TimeNs d = m.end[j] - m.start[j];
+      const model::TimeNs waited = std::clamp<model::TimeNs>(last - m.start[j], 0, d);
+      ++w.matched;
       w.in_collectives += d;
-      w.waiting += std::min(d, last - m.start[j]);
+      w.waiting += waited;
+      if (m.kind[k] == model::MatchKind::kP2p &&
+          trace.ranks[m.rank_index[j]].comms.op[m.row[j]] == model::CommOp::kRecv) {
+        w.recv_waiting += waited;
+        w.recv_transfer += d - waited;
+      }
     }
   }
   for (uint32_t g = 0; g < trace.groups.size(); ++g) {
@@ -157,6 +167,10 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
     gs.skew_p50 = Percentile(skews[g], 50);
     gs.skew_p99 = Percentile(skews[g], 99);
     gs.skew_max = skews[g].empty() ? 0 : skews[g].back();
+    std::sort(end_skews[g].begin(), end_skews[g].end());
+    gs.end_skew_p50 = Percentile(end_skews[g], 50);
+    gs.end_skew_p99 = Percentile(end_skews[g], 99);
+    gs.end_skew_max = end_skews[g].empty() ? 0 : end_skews[g].back();
     out->groups.push_back(std::move(gs));
   }
   std::sort(out->groups.begin(), out->groups.end(),
@@ -169,6 +183,10 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
                                       const std::vector<const ActivityWindow*>& windows) {
   std::vector<std::vector<uint8_t>> in_window(trace.ranks.size());
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) in_window[ri] = OpsInWindow(trace.ranks[ri], *windows[ri]);
+  return AnalyzeCollectives(trace, in_window);
+}
+
+CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window) {
   CollectiveAnalysis out;
   AddBuckets(trace, in_window, &out);
   AddCrossRank(trace, in_window, &out);

@@ -51,9 +51,12 @@ struct GroupSkew {
   std::string group_desc;
   uint64_t matched = 0;     // collectives seen on two or more ranks
   uint64_t unmatched = 0;   // seen on one rank only
-  model::TimeNs skew_p50 = 0;
+  model::TimeNs skew_p50 = 0;   // start skew: max(start) - min(start) across the ranks
   model::TimeNs skew_p99 = 0;
   model::TimeNs skew_max = 0;
+  model::TimeNs end_skew_p50 = 0;  // end skew: max(end) - min(end)
+  model::TimeNs end_skew_p99 = 0;
+  model::TimeNs end_skew_max = 0;
 };
 
 struct RankWait {
@@ -61,6 +64,10 @@ struct RankWait {
   model::TimeNs in_collectives = 0;  // total time in matched collectives
   model::TimeNs waiting = 0;         // of which waiting for the last rank
   uint64_t last_arrivals = 0;        // collectives where this rank started last
+  uint64_t matched = 0;              // matched operations this rank was in
+  // Messages received (p2p): time waiting for the matched send to start, and the rest.
+  model::TimeNs recv_waiting = 0;
+  model::TimeNs recv_transfer = 0;
 };
 
 struct CollectiveAnalysis {
@@ -70,7 +77,9 @@ struct CollectiveAnalysis {
   uint64_t operations = 0;
 };
 
-// |*windows[i]| belongs to |trace.ranks[i]|.
+// |in_window[r]|: OpsInWindow of rank r.
+CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window);
+// The same, from each rank's window.
 CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
                                       const std::vector<const ActivityWindow*>& windows);
 

@@ -137,14 +137,96 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                            {"unmatched", g.unmatched},
                            {"start_skew_p50_us", Us(g.skew_p50)},
                            {"start_skew_p99_us", Us(g.skew_p99)},
-                           {"start_skew_max_us", Us(g.skew_max)}});
+                           {"start_skew_max_us", Us(g.skew_max)},
+                           {"end_skew_p50_us", Us(g.end_skew_p50)},
+                           {"end_skew_p99_us", Us(g.end_skew_p99)},
+                           {"end_skew_max_us", Us(g.end_skew_max)}});
   j["ranks"] = json::array();
   for (const auto& r : c.ranks)
     j["ranks"].push_back({{"rank", r.rank},
                           {"in_collectives_us", Us(r.in_collectives)},
                           {"waiting_us", Us(r.waiting)},
                           {"transferring_us", Us(r.in_collectives - r.waiting)},
-                          {"last_arrivals", r.last_arrivals}});
+                          {"last_arrivals", r.last_arrivals},
+                          {"matched", r.matched},
+                          {"recv_waiting_us", Us(r.recv_waiting)},
+                          {"recv_transfer_us", Us(r.recv_transfer)}});
+  return j;
+}
+
+json ClockJson(const model::ClockAlignment& c) {
+  static constexpr const char* kModes[] = {"auto", "collectives", "none"};
+  json j;
+  j["mode"] = kModes[static_cast<int>(c.mode)];
+  j["applied"] = c.applied;
+  j["offsets"] = json::array();
+  for (const auto& o : c.ranks)
+    j["offsets"].push_back({{"rank", o.rank},
+                            {"host", o.host},
+                            {"offset_us", Us(o.offset)},
+                            {"bound_us", o.bound < 0 ? json(nullptr) : json(Us(o.bound))},
+                            {"collectives", o.samples}});
+  j["notes"] = c.notes;
+  return j;
+}
+
+json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x) {
+  json j;
+  j["summary"] = x.summary;
+  j["clock"] = ClockJson(trace.clock);
+  j["stragglers"] = json::array();
+  for (const auto& s : x.stragglers)
+    j["stragglers"].push_back({{"rank", s.rank},
+                               {"last_arrivals", s.last_arrivals},
+                               {"matched", s.matched},
+                               {"mean_lateness_us", Us(s.mean_lateness)},
+                               {"cost_to_others_us", Us(s.cost_to_others)},
+                               {"cost_to_others_us_per_step", s.cost_per_step < 0 ? json(nullptr) : json(s.cost_per_step / 1000.0)},
+                               {"cause", std::string(analysis::LateCauseName(s.cause))},
+                               {"excess_us", {{"compute", Us(s.excess_compute)},
+                                              {"host_idle", Us(s.excess_idle)},
+                                              {"other_collective", Us(s.excess_other_comm)}}},
+                               {"kernels", s.kernels}});
+  j["hangs"] = json::array();
+  for (const auto& h : x.hangs)
+    j["hangs"].push_back({{"group", h.group}, {"seq", h.seq}, {"op", h.op}, {"desync", h.desync},
+                          {"reached", h.reached}, {"missing", h.missing}, {"detail", h.detail}});
+  j["contended_time_us"] = Us(x.contended_time);
+  j["contention"] = json::array();
+  for (const auto& c : x.contention)
+    j["contention"].push_back({{"group", c.group},
+                               {"op", std::string(model::CommOpName(c.op))},
+                               {"size_min_bytes", c.size_lo},
+                               {"alone", {{"count", c.alone_count}, {"busbw_gbps", c.alone_busbw}}},
+                               {"overlapped", {{"count", c.overlapped_count},
+                                               {"busbw_gbps", c.overlapped_busbw},
+                                               {"with_groups", c.with_groups}}}});
+  const analysis::Pipeline& p = x.pipeline;
+  j["pipeline"] = {{"detected", p.detected}};
+  if (p.detected) {
+    j["pipeline"]["stages"] = p.stages;
+    j["pipeline"]["microbatches"] = p.microbatches;
+    j["pipeline"]["schedule"] = p.schedule;
+    j["pipeline"]["bubble_fraction"] = p.bubble_fraction;
+    j["pipeline"]["ideal_fraction"] = p.ideal_fraction;
+    j["pipeline"]["per_stage"] = json::array();
+    for (const auto& s : p.per_stage)
+      j["pipeline"]["per_stage"].push_back({{"rank", s.rank},
+                                            {"idle_share", s.idle_share},
+                                            {"warmup_idle_us", Us(s.warmup_idle)},
+                                            {"steady_idle_us", Us(s.steady_idle)},
+                                            {"cooldown_idle_us", Us(s.cooldown_idle)}});
+  }
+  j["protocols"] = json::array();
+  for (const auto& r : x.protocols)
+    j["protocols"].push_back({{"group", r.group},
+                              {"op", std::string(model::CommOpName(r.op))},
+                              {"size_min_bytes", r.size_lo},
+                              {"algorithm", r.algorithm},
+                              {"protocol", r.protocol},
+                              {"channels", r.channels},
+                              {"count", r.count},
+                              {"busbw_gbps", r.busbw}});
   return j;
 }
 
@@ -199,6 +281,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   for (const auto& a : job.ranks) span += a.time.total.span;
   doc["kernel_breakdown"] = KernelsJson(job.kernels, span);
   doc["collectives"] = CollectivesJson(job.collectives);
+  doc["cross_rank"] = CrossRankJson(trace, job.cross_rank);
   return doc;
 }
 

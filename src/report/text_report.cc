@@ -243,6 +243,70 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
   }
 }
 
+void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnalysis& job, const TextOptions& opt) {
+  const analysis::CrossRankAnalysis& x = job.cross_rank;
+  if (job.collectives.groups.empty()) return;
+  Heading(out, "Cross-rank findings");
+  *out += x.summary + "\n";
+  if (trace.clock.applied) {
+    *out += "\nclocks aligned from matched collectives (offset against rank " + std::to_string(trace.ranks[0].rank) +
+            ", error bound):\n";
+    for (const model::ClockOffset& o : trace.clock.ranks)
+      *out += fmt::format("  rank {:<4} {:<20} {:>12} +- {}\n", o.rank, Cut(o.host, 20), FormatDuration(o.offset),
+                          o.bound < 0 ? std::string("(not linked)") : FormatDuration(o.bound));
+  }
+  for (const std::string& n : trace.clock.notes) *out += "  clock: " + n + "\n";
+  if (!x.stragglers.empty()) {
+    *out += fmt::format("\n{:<6} {:>13} {:>9} {:>14} {:>16} {}\n", "rank", "arrived last", "matched",
+                        "mean lateness", "others waited", "why");
+    for (size_t i = 0; i < x.stragglers.size() && i < opt.max_rows; ++i) {
+      const analysis::Straggler& s = x.stragglers[i];
+      std::string why(analysis::LateCauseName(s.cause));
+      if (!s.kernels.empty()) why += ": " + Cut(s.kernels.front(), 50);
+      *out += fmt::format("{:<6} {:>13} {:>9} {:>14} {:>16} {}\n", s.rank, s.last_arrivals, s.matched,
+                          FormatDuration(s.mean_lateness),
+                          s.cost_per_step >= 0 ? FormatDuration(static_cast<model::TimeNs>(s.cost_per_step)) + "/step"
+                                               : FormatDuration(s.cost_to_others),
+                          why);
+    }
+    *out += "  why: compute (its kernels ran longer before those collectives), host_idle (its GPU sat\n"
+            "  idle: launched late), other_collective (busy in another group's), unknown, none (noise).\n";
+  }
+  for (const analysis::Hang& h : x.hangs) *out += "hang: " + h.detail + "\n";
+  if (!x.contention.empty()) {
+    *out += fmt::format("\nprocess-group contention: {} with two groups' collectives at once (all ranks)\n",
+                        FormatDuration(x.contended_time));
+    *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>12} {:>7} {:>12}  {}\n", "group", "op", "size", "alone",
+                        "busbw", "overlap", "busbw", "with");
+    for (const auto& c : x.contention) {
+      std::string with;
+      for (const auto& g : c.with_groups) with += (with.empty() ? "" : ",") + g;
+      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>12.1f} {:>7} {:>12.1f}  {}\n", Cut(c.group, 14),
+                          model::CommOpName(c.op), c.size_lo < 0 ? "?" : FormatBytes(c.size_lo), c.alone_count,
+                          c.alone_busbw, c.overlapped_count, c.overlapped_busbw, with);
+    }
+  }
+  const analysis::Pipeline& p = x.pipeline;
+  if (p.detected) {
+    *out += fmt::format("\npipeline: {} stages, {} micro-batches per step, {}; bubble {:.1f}% (ideal {:.1f}%)\n",
+                        p.stages, p.microbatches, p.schedule, 100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction);
+    for (const auto& s : p.per_stage)
+      *out += fmt::format("  stage rank {:<4} idle {:5.1f}%  warm-up {:>10}  steady {:>10}  cool-down {:>10}\n", s.rank,
+                          100.0 * s.idle_share, FormatDuration(s.warmup_idle), FormatDuration(s.steady_idle),
+                          FormatDuration(s.cooldown_idle));
+  }
+  if (!x.protocols.empty()) {
+    *out += fmt::format("\n{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9}\n", "group", "op", "size", "algorithm",
+                        "protocol", "channels", "count", "busbw");
+    for (size_t i = 0; i < x.protocols.size() && i < opt.max_rows; ++i) {
+      const auto& r = x.protocols[i];
+      *out += fmt::format("{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9.1f}\n", Cut(r.group, 14),
+                          model::CommOpName(r.op), r.size_lo < 0 ? "?" : FormatBytes(r.size_lo), r.algorithm,
+                          r.protocol, r.channels, r.count, r.busbw);
+    }
+  }
+}
+
 }  // namespace
 
 std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
@@ -253,6 +317,7 @@ std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
   KernelSection(&out, job, options);
   IdleSection(&out, job, options);
   CollectiveSection(&out, job, options);
+  CrossRankSection(&out, trace, job, options);
   return out;
 }
 

@@ -165,7 +165,7 @@ TEST(Collectives, BandwidthAndCrossRankWait) {
   std::vector<ActivityWindow> w(2);
   w[0].rows = {0};
   w[1].rows = {0};
-  CollectiveAnalysis c = AnalyzeCollectives(trace, {&w[0], &w[1]});
+  CollectiveAnalysis c = AnalyzeCollectives(trace, std::vector<const ActivityWindow*>{&w[0], &w[1]});
   ASSERT_EQ(c.buckets.size(), 1u);
   EXPECT_EQ(c.buckets[0].count, 2u);
   EXPECT_EQ(c.buckets[0].ranks, 2);

@@ -147,6 +147,26 @@ TEST_P(KinetoGolden, JobKernelTableAccountsForEveryActivity) {
   EXPECT_EQ(summed, total);
 }
 
+TEST_P(Golden, CrossRankFindingsAreConsistent) {
+  Analyzed a = AnalyzeSample(GetParam());
+  const analysis::CrossRankAnalysis& x = a.job.cross_rank;
+  EXPECT_FALSE(x.summary.empty());
+  EXPECT_TRUE(x.hangs.empty());  // every sample ran to the end on every rank
+  uint64_t last = 0, matched = 0;
+  for (const auto& g : a.job.collectives.groups) matched += g.matched;
+  for (size_t i = 0; i < x.stragglers.size(); ++i) {
+    last += x.stragglers[i].last_arrivals;
+    if (i > 0) {
+      EXPECT_GE(x.stragglers[i - 1].cost_to_others, x.stragglers[i].cost_to_others);
+    }
+  }
+  EXPECT_EQ(last, matched);  // each matched collective has one last rank
+  if (GetParam() == "native") {
+    EXPECT_FALSE(x.protocols.empty());  // recordings know NCCL's algorithm and protocol
+    EXPECT_EQ(x.stragglers[0].cause, analysis::LateCause::kUnknown);  // no kernel timeline
+  }
+}
+
 TEST_P(Golden, MatchedOpsTableCoversEveryNumberedOp) {
   Analyzed a = AnalyzeSample(GetParam());
   const model::MatchedOps& m = a.trace.matched;

@@ -1,0 +1,105 @@
+// Cross-rank analyses beyond matching (docs/analysis.md, "Cross-rank"): why the late rank
+// was late, hangs and desyncs, process-group contention, pipeline bubbles, and NCCL's
+// algorithm and protocol per collective. All read the matched-operations table
+// (model::MatchedOps) restricted to each rank's window; times are on aligned clocks when
+// the loader aligned them (model::ClockAlignment).
+//
+// Why a rank was late: for each collective a rank joined last, the stretch before it on
+// every member (from the end of the previous collective of the same group to the start
+// of this one) is split into compute kernels, other groups' communication and GPU idle.
+// The late rank's excess over the median of the others says what held it up: compute
+// that ran longer (with the kernels that ran longer), the GPU sitting idle (the host
+// launched late: CPU- or data-bound), or another collective.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/collectives.h"
+#include "analysis/time_breakdown.h"
+#include "model/trace.h"
+
+namespace commlens::analysis {
+
+enum class LateCause : uint8_t { kNone, kCompute, kHostIdle, kOtherCollective, kUnknown };
+std::string_view LateCauseName(LateCause c);  // "compute", "host_idle", "other_collective", ...
+
+struct Straggler {
+  int rank = 0;
+  uint64_t last_arrivals = 0;   // collectives it joined last
+  uint64_t matched = 0;         // collectives it was in
+  model::TimeNs mean_lateness = 0;  // mean of (its start - the next latest start) when last
+  model::TimeNs cost_to_others = 0;  // the others' waiting for it, summed
+  double cost_per_step = -1;    // cost_to_others per profiler step, ns; -1 without steps
+  LateCause cause = LateCause::kNone;
+  // Excess over the others' median in the stretches before its late collectives.
+  model::TimeNs excess_compute = 0, excess_idle = 0, excess_other_comm = 0;
+  std::vector<std::string> kernels;  // kernels that ran longer than on the others (cause compute)
+};
+
+// A rank that stopped short of a collective the others reached, or ran another op there.
+struct Hang {
+  std::string group;
+  int64_t seq = 0;
+  std::string op;                 // what the ranks that reached it ran
+  std::vector<int> reached;       // ranks that ran it
+  std::vector<int> missing;       // ranks that never did (their last op in the group is earlier)
+  bool desync = false;            // reached by all, but as different ops
+  std::string detail;             // one plain sentence
+};
+
+// One (group, op, size bucket): bandwidth alone against while another group's collective
+// ran on the same rank.
+struct ContentionRow {
+  std::string group;
+  model::CommOp op = model::CommOp::kUnknown;
+  int64_t size_lo = -1;
+  uint64_t alone_count = 0, overlapped_count = 0;
+  double alone_busbw = 0, overlapped_busbw = 0;  // GB/s, time-weighted (sum bytes / sum time)
+  std::vector<std::string> with_groups;
+};
+
+struct PipelineStage {
+  int rank = 0;
+  double idle_share = 0;  // of its step time, mean over steps
+  model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;  // summed over steps
+};
+
+struct Pipeline {
+  bool detected = false;
+  int stages = 0;
+  int microbatches = 0;       // forward messages from the first stage to the second per step
+  std::string schedule;       // "1F1B", "GPipe (all forward, then all backward)"
+  double bubble_fraction = 0;  // mean idle share of the stages' steps
+  double ideal_fraction = 0;   // (p - 1) / (m + p - 1)
+  std::vector<PipelineStage> per_stage;
+};
+
+// NCCL's choice per (group, op, size bucket), where the source records it.
+struct ProtocolRow {
+  std::string group;
+  model::CommOp op = model::CommOp::kUnknown;
+  int64_t size_lo = -1;
+  std::string algorithm, protocol;
+  int channels = -1;
+  uint64_t count = 0;
+  double busbw = 0;
+};
+
+struct CrossRankAnalysis {
+  std::string summary;  // one plain sentence: who is late, how often, what it costs
+  std::vector<Straggler> stragglers;  // ranks that arrived last at least once, most costly first
+  std::vector<Hang> hangs;
+  model::TimeNs contended_time = 0;   // time with two groups' collectives at once, summed over ranks
+  std::vector<ContentionRow> contention;
+  Pipeline pipeline;
+  std::vector<ProtocolRow> protocols;
+};
+
+// |in_window[r][op]|: the op of rank r is in its window (collectives.h OpsInWindow).
+CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
+                                   const std::vector<const RankTimeBreakdown*>& times,
+                                   const CollectiveAnalysis& collectives);
+
+}  // namespace commlens::analysis

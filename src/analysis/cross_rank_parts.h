@@ -1,0 +1,28 @@
+// The parts of the cross-rank analysis (cross_rank.h), one file each; internal.
+#pragma once
+
+#include <vector>
+
+#include "analysis/cross_rank.h"
+
+namespace commlens::analysis {
+
+using InWindow = std::vector<std::vector<uint8_t>>;
+
+// Members j of matched operation k whose op is in its rank's window.
+inline void InWindowMembers(const model::Trace& t, const InWindow& in, uint32_t k, std::vector<uint32_t>* out) {
+  out->clear();
+  const model::MatchedOps& m = t.matched;
+  for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j)
+    if (in[m.rank_index[j]][m.row[j]]) out->push_back(j);
+}
+
+std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps);
+std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window);
+void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, CrossRankAnalysis* out);
+Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
+                        const std::vector<const RankTimeBreakdown*>& times);
+std::vector<ProtocolRow> ProtocolsUsed(const model::Trace& trace, const InWindow& in_window,
+                                       const CollectiveAnalysis& collectives);
+
+}  // namespace commlens::analysis

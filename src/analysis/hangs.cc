@@ -1,0 +1,99 @@
+// Hangs and desyncs (cross_rank.h): per process group, the ranks whose last collective
+// comes before the others' (they stopped, or the trace of them ends, short of it), and
+// collectives that the ranks ran as different ops (a desync: the k-th collective is not
+// the same call everywhere).
+#include <algorithm>
+#include <map>
+
+#include "analysis/cross_rank_parts.h"
+#include "model/collective.h"
+
+namespace commlens::analysis {
+
+namespace {
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) s += i + 1 == ranks.size() ? " and " : ", ";
+    s += std::to_string(ranks[i]);
+  }
+  return s;
+}
+
+std::string GroupLabel(const model::JobGroup& g) {
+  return g.description.empty() ? g.name : g.name + " (" + g.description + ")";
+}
+
+}  // namespace
+
+std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window) {
+  constexpr size_t kMaxReported = 32;
+  const model::MatchedOps& m = trace.matched;
+  std::vector<Hang> out;
+  std::vector<uint32_t> members;
+  // Per group: each rank's last collective (seq) and the rows by seq.
+  std::map<uint32_t, std::map<uint32_t, int64_t>> last;  // group -> rank index -> seq
+  std::map<std::pair<uint32_t, int64_t>, uint32_t> row_of;
+  for (uint32_t k = 0; k < m.size(); ++k) {
+    if (m.kind[k] != model::MatchKind::kCollective) continue;
+    InWindowMembers(trace, in_window, k, &members);
+    if (members.empty()) continue;
+    row_of[{m.group[k], m.seq[k]}] = k;
+    auto& by_rank = last[m.group[k]];
+    for (uint32_t j : members) {
+      int64_t& s = by_rank.try_emplace(m.rank_index[j], m.seq[k]).first->second;
+      s = std::max(s, m.seq[k]);
+    }
+    // Desync: one collective, different ops.
+    const model::CommOp op0 = trace.ranks[m.rank_index[members[0]]].comms.op[m.row[members[0]]];
+    for (uint32_t j : members) {
+      const model::CommOp op = trace.ranks[m.rank_index[j]].comms.op[m.row[j]];
+      if (op == op0 || out.size() >= kMaxReported) continue;
+      Hang h;
+      h.group = trace.groups[m.group[k]].name;
+      h.seq = m.seq[k];
+      h.desync = true;
+      h.op = std::string(model::CommOpName(op0));
+      for (uint32_t i : members) h.reached.push_back(trace.ranks[m.rank_index[i]].rank);
+      h.detail = "desync: collective #" + std::to_string(h.seq) + " of group " + GroupLabel(trace.groups[m.group[k]]) +
+                 " is " + h.op + " on rank " + std::to_string(trace.ranks[m.rank_index[members[0]]].rank) +
+                 " but " + std::string(model::CommOpName(op)) + " on rank " +
+                 std::to_string(trace.ranks[m.rank_index[j]].rank);
+      out.push_back(std::move(h));
+      break;
+    }
+  }
+  for (const auto& [group, by_rank] : last) {
+    int64_t top = INT64_MIN;
+    for (const auto& [r, s] : by_rank) top = std::max(top, s);
+    // Ranks that stopped at the same collective are one finding.
+    std::map<int64_t, std::vector<int>> stopped;
+    for (const auto& [r, s] : by_rank)
+      if (s < top) stopped[s].push_back(trace.ranks[r].rank);
+    for (const auto& [s, ranks] : stopped) {
+      if (out.size() >= kMaxReported) break;
+      auto row = row_of.find({group, s + 1});
+      if (row == row_of.end()) continue;
+      InWindowMembers(trace, in_window, row->second, &members);
+      Hang h;
+      h.group = trace.groups[group].name;
+      h.seq = s + 1;
+      h.missing = ranks;
+      for (uint32_t j : members) h.reached.push_back(trace.ranks[m.rank_index[j]].rank);
+      const uint32_t j0 = members.front();
+      h.op = std::string(model::CommOpName(trace.ranks[m.rank_index[j0]].comms.op[m.row[j0]]));
+      // How long the others sat in it, and whether their traces end inside it.
+      model::TimeNs longest = 0;
+      for (uint32_t j : members) longest = std::max(longest, m.end[j] - m.start[j]);
+      h.detail = "rank" + std::string(ranks.size() > 1 ? "s " : " ") + RankList(ranks) + " never reached collective #" +
+                 std::to_string(h.seq) + " (" + h.op + ") of group " + GroupLabel(trace.groups[group]) + "; rank" +
+                 (h.reached.size() > 1 ? "s " : " ") + RankList(h.reached) + " ran it (waiting in it up to " +
+                 std::to_string(longest / 1000) + " us); the trace of " + RankList(ranks) + " has nothing of this group after #" + std::to_string(s);
+      out.push_back(std::move(h));
+    }
+  }
+  return out;
+}
+
+}  // namespace commlens::analysis

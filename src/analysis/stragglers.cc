@@ -1,0 +1,125 @@
+// Who arrives last at collectives, what it costs the others, and why (cross_rank.h).
+#include <algorithm>
+#include <map>
+
+#include "analysis/cross_rank_parts.h"
+#include "analysis/gpu_stretch.h"
+
+namespace commlens::analysis {
+
+namespace {
+
+using model::TimeNs;
+
+// A late arrival smaller than this is clock noise, not a cause to explain.
+constexpr TimeNs kExplainedLateness = 10'000;
+
+TimeNs Median(std::vector<TimeNs> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+struct Acc {
+  Straggler s;
+  TimeNs lateness_sum = 0;
+  TimeNs explained_lateness = 0;
+  std::map<std::string_view, double> kernel_excess;  // late rank's time - others' mean
+};
+
+}  // namespace
+
+std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps) {
+  const model::MatchedOps& m = trace.matched;
+  std::vector<GpuStretches> gpu;
+  gpu.reserve(trace.ranks.size());
+  for (const auto& r : trace.ranks) gpu.emplace_back(r);
+  std::vector<Acc> acc(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) acc[r].s.rank = trace.ranks[r].rank;
+
+  std::vector<uint32_t> members;
+  // The member row of each rank in the previous collective of the same group.
+  std::vector<uint32_t> previous(trace.ranks.size(), model::kNoIndex);
+  for (uint32_t k = 0; k < m.size(); ++k) {
+    if (k == 0 || m.group[k] != m.group[k - 1] || m.kind[k] != m.kind[k - 1])
+      std::fill(previous.begin(), previous.end(), model::kNoIndex);
+    InWindowMembers(trace, in_window, k, &members);
+    if (m.kind[k] != model::MatchKind::kCollective || members.size() < 2) {
+      for (uint32_t j : members) previous[m.rank_index[j]] = j;
+      continue;
+    }
+    // The last to arrive, and the next latest start.
+    uint32_t last = members[0];
+    for (uint32_t j : members)
+      if (m.start[j] > m.start[last]) last = j;
+    TimeNs second = INT64_MIN;
+    for (uint32_t j : members)
+      if (j != last) second = std::max(second, m.start[j]);
+    Acc& a = acc[m.rank_index[last]];
+    const TimeNs lateness = m.start[last] - second;
+    ++a.s.last_arrivals;
+    a.lateness_sum += lateness;
+    for (uint32_t j : members)
+      if (j != last) a.s.cost_to_others += std::clamp(m.start[last] - m.start[j], TimeNs{0}, m.end[j] - m.start[j]);
+
+    // Why: the stretch before this collective on every member, back to the previous one.
+    const bool explain = lateness >= kExplainedLateness && gpu[m.rank_index[last]].has_timeline() &&
+                         std::all_of(members.begin(), members.end(),
+                                     [&](uint32_t j) { return previous[m.rank_index[j]] != model::kNoIndex; });
+    if (explain) {
+      std::vector<TimeNs> compute, idle, other;
+      std::map<std::string_view, TimeNs> late_kernels, other_kernels;
+      Stretch late;
+      for (uint32_t j : members) {
+        const uint32_t r = m.rank_index[j];
+        auto& names = j == last ? late_kernels : other_kernels;
+        Stretch s = gpu[r].Measure(m.end[previous[r]], m.start[j], m.group[k],
+                                   [&](std::string_view n, TimeNs t) { names[n] += t; });
+        if (j == last) {
+          late = s;
+          continue;
+        }
+        compute.push_back(s.compute);
+        idle.push_back(s.idle);
+        other.push_back(s.other_comm);
+      }
+      a.s.excess_compute += late.compute - Median(compute);
+      a.s.excess_idle += late.idle - Median(idle);
+      a.s.excess_other_comm += late.other_comm - Median(other);
+      a.explained_lateness += lateness;
+      const double others = static_cast<double>(members.size() - 1);
+      for (const auto& [name, t] : late_kernels) a.kernel_excess[name] += static_cast<double>(t);
+      for (const auto& [name, t] : other_kernels) a.kernel_excess[name] -= static_cast<double>(t) / others;
+    }
+    for (uint32_t j : members) previous[m.rank_index[j]] = j;
+  }
+
+  std::vector<Straggler> out;
+  for (size_t r = 0; r < acc.size(); ++r) {
+    Acc& a = acc[r];
+    if (a.s.last_arrivals == 0) continue;
+    a.s.mean_lateness = a.lateness_sum / static_cast<TimeNs>(a.s.last_arrivals);
+    if (steps > 0) a.s.cost_per_step = static_cast<double>(a.s.cost_to_others) / static_cast<double>(steps);
+    const TimeNs best = std::max({a.s.excess_compute, a.s.excess_idle, a.s.excess_other_comm});
+    if (!gpu[r].has_timeline()) a.s.cause = LateCause::kUnknown;  // no kernel timeline to look at
+    else if (a.explained_lateness == 0) a.s.cause = LateCause::kNone;  // only by noise
+    else if (best * 4 < a.explained_lateness) a.s.cause = LateCause::kUnknown;
+    else if (best == a.s.excess_compute) a.s.cause = LateCause::kCompute;
+    else if (best == a.s.excess_idle) a.s.cause = LateCause::kHostIdle;
+    else a.s.cause = LateCause::kOtherCollective;
+    if (a.s.cause == LateCause::kCompute) {
+      std::vector<std::pair<double, std::string_view>> ranked;
+      for (const auto& [name, excess] : a.kernel_excess)
+        if (excess > 0) ranked.push_back({excess, name});
+      std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      for (size_t i = 0; i < ranked.size() && i < 3; ++i) a.s.kernels.emplace_back(ranked[i].second);
+    }
+    out.push_back(std::move(a.s));
+  }
+  std::sort(out.begin(), out.end(), [](const Straggler& x, const Straggler& y) {
+    return x.cost_to_others > y.cost_to_others || (x.cost_to_others == y.cost_to_others && x.rank < y.rank);
+  });
+  return out;
+}
+
+}  // namespace commlens::analysis

@@ -1,0 +1,213 @@
+// Cross-rank findings on hand-made jobs whose answer is known: the late rank and why,
+// hangs and desyncs, contention between process groups, pipeline structure.
+#include "analysis/cross_rank.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/analyze.h"
+#include "analysis/synthetic_rank.h"
+#include "passes/finish.h"
+
+namespace commlens::analysis {
+namespace {
+
+using model::CommOp;
+using model::TimeNs;
+using testing::SyntheticRank;
+
+constexpr TimeNs kUs = 1000;
+
+// A job of |n| ranks on one host; collectives are added per rank.
+struct Job {
+  explicit Job(int n) : ranks(n) {
+    for (int r = 0; r < n; ++r) ranks[r].rank.rank = r, ranks[r].rank.world_size = n;
+  }
+  uint32_t Group(int r, const std::string& name, int size) {
+    model::ProcessGroup g;
+    g.name = name;
+    g.size = size;
+    g.self = r;
+    return ranks[r].rank.FindOrAddGroup(g);
+  }
+  // A collective kernel on |stream| with its comm row.
+  void Coll(int r, uint32_t group, CommOp op, int64_t seq, TimeNs start, TimeNs end, int64_t bytes = 1 << 20,
+            int stream = 19, int32_t peer = -1) {
+    SyntheticRank& s = ranks[r];
+    uint32_t a = s.Gpu(op == CommOp::kSend || op == CommOp::kRecv ? "ncclDevKernel_SendRecv" : "ncclDevKernel_AllReduce",
+                       start, end, stream, start - 5 * kUs);
+    uint32_t c = s.rank.comms.Append(start, end, op, {}, bytes / 4, bytes / 4, bytes, group, seq, peer, a);
+    s.rank.gpu.comm[a] = c;
+  }
+  model::Trace Finish() {
+    model::Trace t;
+    for (auto& s : ranks) {
+      s.rank.steps.clear();  // the find_steps pass finds them from the annotations
+      passes::FinishRank(&s.rank);
+      t.ranks.push_back(std::move(s.rank));
+    }
+    passes::FinishJob(&t, {model::AlignMode::kNone});
+    return t;
+  }
+  std::vector<SyntheticRank> ranks;
+};
+
+// Three ranks, five all-reduces; before each, rank 2 is held up by |how|.
+model::Trace LateRank(bool by_compute) {
+  Job job(3);
+  for (int r = 0; r < 3; ++r) {
+    uint32_t g = job.Group(r, "0", 3);
+    job.ranks[r].Step(1, 0, 4'000 * kUs);  // collectives #0 and #1
+    job.ranks[r].Step(2, 4'000 * kUs, 20'000 * kUs);
+    TimeNs t = 100 * kUs;
+    for (int k = 0; k < 5; ++k) {
+      TimeNs gemm = 1000 * kUs + (r == 2 && by_compute ? 400 * kUs : 0);
+      TimeNs gap = r == 2 && !by_compute ? 400 * kUs : 0;
+      job.ranks[r].Gpu("gemm", t + gap, t + gap + gemm, 7, t + gap - 10 * kUs);
+      TimeNs start = t + gap + gemm + 5 * kUs;
+      // Everyone ends together, after the last one started.
+      TimeNs end = 100 * kUs + k * 2000 * kUs + 1400 * kUs + 300 * kUs;
+      job.Coll(r, g, CommOp::kAllReduce, k, start, end);
+      t = end + 300 * kUs;
+    }
+  }
+  return job.Finish();
+}
+
+TEST(CrossRank, TheLateRankAndComputeThatRanLonger) {
+  model::Trace t = LateRank(true);
+  JobAnalysis a = Analyze(t, {});
+  const CrossRankAnalysis& x = a.cross_rank;
+  ASSERT_FALSE(x.stragglers.empty());
+  const Straggler& s = x.stragglers.front();
+  EXPECT_EQ(s.rank, 2);
+  EXPECT_EQ(s.last_arrivals, 5u);
+  EXPECT_EQ(s.matched, 5u);
+  EXPECT_EQ(s.mean_lateness, 400 * kUs);
+  EXPECT_EQ(s.cost_to_others, 5 * 2 * 400 * kUs);  // two others wait 400 us each time
+  EXPECT_DOUBLE_EQ(s.cost_per_step, 5 * 2 * 400.0 * kUs / 2);
+  EXPECT_EQ(s.cause, LateCause::kCompute);
+  ASSERT_FALSE(s.kernels.empty());
+  EXPECT_EQ(s.kernels[0], "gemm");
+  EXPECT_NE(x.summary.find("Rank 2 arrives last at 100% of collectives"), std::string::npos) << x.summary;
+  EXPECT_NE(x.summary.find("compute ran longer"), std::string::npos) << x.summary;
+  EXPECT_TRUE(x.hangs.empty());
+}
+
+TEST(CrossRank, TheLateRankWhoseGpuSatIdle) {
+  model::Trace t = LateRank(false);
+  JobAnalysis a = Analyze(t, {});
+  ASSERT_FALSE(a.cross_rank.stragglers.empty());
+  EXPECT_EQ(a.cross_rank.stragglers.front().rank, 2);
+  EXPECT_EQ(a.cross_rank.stragglers.front().cause, LateCause::kHostIdle);
+  EXPECT_NE(a.cross_rank.summary.find("GPU sat idle"), std::string::npos);
+}
+
+TEST(CrossRank, EndSkewAndWaitingPerRank) {
+  model::Trace t = LateRank(true);
+  JobAnalysis a = Analyze(t, {});
+  ASSERT_EQ(a.collectives.groups.size(), 1u);
+  EXPECT_EQ(a.collectives.groups[0].end_skew_max, 0);  // all end together
+  EXPECT_EQ(a.collectives.groups[0].skew_max, 400 * kUs);
+  EXPECT_EQ(a.collectives.ranks[0].waiting, 5 * 400 * kUs);
+  EXPECT_EQ(a.collectives.ranks[2].waiting, 0);
+}
+
+TEST(CrossRank, ARankThatStoppedShortAndADesync) {
+  Job job(3);
+  for (int r = 0; r < 3; ++r) {
+    uint32_t g = job.Group(r, "0", 3);
+    const int count = r == 2 ? 3 : 5;  // rank 2 never reaches #3
+    for (int k = 0; k < count; ++k) {
+      CommOp op = (k == 1 && r == 1) ? CommOp::kAllGather : CommOp::kAllReduce;
+      job.Coll(r, g, op, k, k * 1000 * kUs, k * 1000 * kUs + 500 * kUs);
+    }
+  }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  JobAnalysis a = Analyze(t, o);
+  const auto& hangs = a.cross_rank.hangs;
+  ASSERT_EQ(hangs.size(), 2u);
+  EXPECT_TRUE(hangs[0].desync);
+  EXPECT_EQ(hangs[0].seq, 1);
+  EXPECT_NE(hangs[0].detail.find("all_gather on rank 1"), std::string::npos) << hangs[0].detail;
+  EXPECT_FALSE(hangs[1].desync);
+  EXPECT_EQ(hangs[1].seq, 3);
+  EXPECT_EQ(hangs[1].missing, std::vector<int>{2});
+  EXPECT_EQ(hangs[1].reached, (std::vector<int>{0, 1}));
+  EXPECT_NE(hangs[1].detail.find("rank 2 never reached collective #3 (all_reduce) of group 0"), std::string::npos)
+      << hangs[1].detail;
+}
+
+TEST(CrossRank, ContentionSlowsTheOverlappedCollectives) {
+  Job job(2);
+  for (int r = 0; r < 2; ++r) {
+    uint32_t dp = job.Group(r, "dp", 2), ep = job.Group(r, "ep", 2);
+    // dp all-reduce alone: 1 MiB in 100 us; overlapped with an ep all-to-all: in 200 us.
+    job.Coll(r, dp, CommOp::kAllReduce, 0, 0, 100 * kUs, 1 << 20, 19);
+    job.Coll(r, dp, CommOp::kAllReduce, 1, 1000 * kUs, 1200 * kUs, 1 << 20, 19);
+    job.Coll(r, ep, CommOp::kAllToAll, 0, 1050 * kUs, 1150 * kUs, 1 << 20, 23);
+  }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  JobAnalysis a = Analyze(t, o);
+  const auto& x = a.cross_rank;
+  EXPECT_EQ(x.contended_time, 2 * 100 * kUs);
+  ASSERT_EQ(x.contention.size(), 2u);
+  const ContentionRow& dp = x.contention[0];
+  EXPECT_EQ(dp.group, "dp");
+  EXPECT_EQ(dp.alone_count, 2u);
+  EXPECT_EQ(dp.overlapped_count, 2u);
+  EXPECT_NEAR(dp.alone_busbw, 2.0 * (1 << 20) / (2 * 100 * kUs), 1e-9);  // factor 2(n-1)/n = 1
+  EXPECT_NEAR(dp.overlapped_busbw, dp.alone_busbw / 2, 1e-9);
+  EXPECT_EQ(dp.with_groups, std::vector<std::string>{"ep"});
+}
+
+// p stages, m micro-batches, one step: forward sends from stage s to s+1, then (GPipe) or
+// interleaved with (1F1B) backward sends from s+1 to s.
+model::Trace Pipeline(int p, int m, bool one_f_one_b) {
+  Job job(p);
+  std::vector<uint32_t> g(p);
+  for (int r = 0; r < p; ++r) {
+    g[r] = job.Group(r, "pp", p);
+    job.ranks[r].Step(1, 0, 100'000 * kUs);
+    job.ranks[r].Step(2, 100'000 * kUs, 100'001 * kUs);
+  }
+  for (int s = 0; s + 1 < p; ++s)
+    for (int i = 0; i < m; ++i) {
+      TimeNs f = (s * 10 + i * (one_f_one_b ? 2 : 1)) * 100 * kUs, b = f + (one_f_one_b ? 100 : 5000) * kUs;
+      job.Coll(s, g[s], CommOp::kSend, i, f, f + 10 * kUs, 4096, 19, s + 1);
+      job.Coll(s + 1, g[s + 1], CommOp::kRecv, i, f, f + 10 * kUs, 4096, 19, s);
+      job.Coll(s + 1, g[s + 1], CommOp::kSend, i, b, b + 10 * kUs, 4096, 19, s);
+      job.Coll(s, g[s], CommOp::kRecv, i, b, b + 10 * kUs, 4096, 19, s + 1);
+    }
+  return job.Finish();
+}
+
+TEST(CrossRank, PipelineStagesMicrobatchesAndSchedule) {
+  for (bool interleaved : {false, true}) {
+    model::Trace t = Pipeline(4, 8, interleaved);
+    JobAnalysis a = Analyze(t, {});
+    const analysis::Pipeline& p = a.cross_rank.pipeline;
+    ASSERT_TRUE(p.detected);
+    EXPECT_EQ(p.stages, 4);
+    EXPECT_EQ(p.microbatches, 8);
+    EXPECT_EQ(p.schedule, interleaved ? "1F1B" : "GPipe (all forward, then all backward)");
+    EXPECT_DOUBLE_EQ(p.ideal_fraction, 3.0 / 11.0);
+    ASSERT_EQ(p.per_stage.size(), 4u);
+    EXPECT_EQ(p.per_stage[0].rank, 0);
+    EXPECT_EQ(p.per_stage[3].rank, 3);
+    EXPECT_GT(p.bubble_fraction, 0.0);
+    EXPECT_LE(p.bubble_fraction, 1.0);
+  }
+}
+
+TEST(CrossRank, NoPipelineWithoutMessages) {
+  JobAnalysis a = Analyze(LateRank(true), {});
+  EXPECT_FALSE(a.cross_rank.pipeline.detected);
+  EXPECT_TRUE(a.cross_rank.contention.empty());
+}
+
+}  // namespace
+}  // namespace commlens::analysis
