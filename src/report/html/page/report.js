@@ -289,6 +289,9 @@
     data.bench.curves.forEach((c, i) => series.push({name: c.label, type: 'line', symbol: 'circle', symbolSize: 4,
       color: SERIES[(Object.keys(keyColor).length + i) % SERIES.length], lineStyle: {width: 2, type: 'dashed'},
       data: c.size_bytes.map((x, k) => [x, round(c.busbw_gbps[k], 2)]).filter((p) => p[0] > 0)}));
+    // The log axis spans the data, to the next powers of two, not whole decades of 1024.
+    const xs = series.flatMap((x) => x.data.map((p) => p[0])).filter((v) => v > 0);
+    const xmin = Math.pow(2, Math.floor(Math.log2(Math.min(...xs)))), xmax = Math.pow(2, Math.ceil(Math.log2(Math.max(...xs))) + 1);
     const grid = el('div', {class: 'grid2'});
     cs.append(grid);
     const left = el('div');
@@ -300,7 +303,7 @@
         : `${p.seriesName}<br>mean ${fmtBytes(p.value[0])}: ${p.value[1]} GB/s busbw<br>${fmtCount(p.value[3])} ops, ${fmtUs(p.value[2])} in total`},
       legend: {top: 0, type: 'scroll'},
       grid: Object.assign({}, baseGrid, {top: 48}),
-      xAxis: Object.assign({type: 'log', logBase: 2, name: 'message size per rank (bytes, log scale)', nameGap: 30,
+      xAxis: Object.assign({type: 'log', logBase: 2, min: xmin, max: xmax, name: 'message size per rank (bytes, log scale)', nameGap: 30,
         axisLabel: {formatter: (v) => fmtBytes(v)}}, axisName),
       yAxis: Object.assign({type: 'value', name: 'bus bandwidth (GB/s)', nameGap: 48}, axisName),
       series,
