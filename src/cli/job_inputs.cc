@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "cli/progress.h"
 #include "cli/verbs.h"
 
 namespace commlens::cli {
@@ -23,8 +24,14 @@ void AddJobInputOptions(CLI::App* cmd, JobInputs* inputs) {
       ->default_str("auto");
 }
 
-Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb) {
-  Result<model::Trace> loaded = importers::LoadTrace(inputs.paths, inputs.load);
+Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb, bool quiet) {
+  importers::LoadProgress progress;
+  importers::LoadOptions options = inputs.load;
+  options.progress = &progress;
+  Result<model::Trace> loaded = [&] {
+    ProgressLine line(&progress, quiet);
+    return importers::LoadTrace(inputs.paths, options);
+  }();
   if (!loaded.ok()) fmt::print(stderr, "commlens {}: {}\n", verb, loaded.status().message());
   return loaded;
 }

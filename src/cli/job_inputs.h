@@ -20,8 +20,9 @@ struct JobInputs {
 // The positional TRACES argument, --strict and --threads.
 void AddJobInputOptions(CLI::App* cmd, JobInputs* inputs);
 
-// Loads the job; on failure prints "commlens VERB: <why>" to stderr.
-Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb);
+// Loads the job, with a progress line on stderr when it is a terminal and not |quiet|;
+// on failure prints "commlens VERB: <why>" to stderr.
+Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb, bool quiet);
 
 // After the output: names every file that failed on stderr; the exit code (0 or 2).
 int ReportFailures(const model::Trace& trace, std::string_view verb);

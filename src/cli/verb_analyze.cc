@@ -31,7 +31,7 @@ int RunAnalyze(AnalyzeArgs args) {
   auto t0 = std::chrono::steady_clock::now();
   args.analyze.threads = args.inputs.load.threads;
   args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
-  Result<model::Trace> loaded = LoadJob(args.inputs, "analyze");
+  Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", args.quiet || args.json_path == "-");
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
   analysis::JobAnalysis job = analysis::Analyze(trace, args.analyze);

@@ -62,7 +62,7 @@ int RunExport(ExportArgs args) {
     }
     args.options.steps = *steps;
   }
-  Result<model::Trace> loaded = LoadJob(args.inputs, "export");
+  Result<model::Trace> loaded = LoadJob(args.inputs, "export", args.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
   analysis::AnalyzeOptions analyze;

@@ -136,7 +136,7 @@ int RunHtmlReport(const ReportArgs& a) {
                    "`commlens export TRACES -f perfetto -o %s`.\n",
                    a.perfetto.c_str(), a.perfetto.c_str());
   }
-  Result<model::Trace> loaded = LoadJob(a.inputs, "report");
+  Result<model::Trace> loaded = LoadJob(a.inputs, "report", a.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
   analysis::AnalyzeOptions analyze;

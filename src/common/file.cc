@@ -21,6 +21,16 @@ std::string KindOf(mode_t mode) {
 
 }  // namespace
 
+namespace {
+thread_local std::atomic<uint64_t>* current_counter = nullptr;
+}
+
+ScopedReadCounter::ScopedReadCounter(std::atomic<uint64_t>* counter) : previous_(current_counter) {
+  current_counter = counter;
+}
+ScopedReadCounter::~ScopedReadCounter() { current_counter = previous_; }
+std::atomic<uint64_t>* ScopedReadCounter::Current() { return current_counter; }
+
 ReadableFile::~ReadableFile() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -52,6 +62,7 @@ Result<size_t> ReadableFile::Read(char* out, size_t n) {
     if (got == 0) break;
     done += static_cast<size_t>(got);
   }
+  if (counter_) counter_->fetch_add(done, std::memory_order_relaxed);
   return done;
 }
 

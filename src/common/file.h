@@ -3,6 +3,7 @@
 // so, before anything waits on it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,10 +12,26 @@
 
 namespace commlens {
 
+// Counts the bytes every ReadableFile opened on this thread reads while the object lives
+// (progress of a loader: each worker thread scopes its files with the loader's counter).
+class ScopedReadCounter {
+ public:
+  explicit ScopedReadCounter(std::atomic<uint64_t>* counter);
+  ~ScopedReadCounter();
+  ScopedReadCounter(const ScopedReadCounter&) = delete;
+  ScopedReadCounter& operator=(const ScopedReadCounter&) = delete;
+  static std::atomic<uint64_t>* Current();
+
+ private:
+  std::atomic<uint64_t>* previous_;
+};
+
 // An open regular file (closed with the object).
 class ReadableFile {
  public:
-  ReadableFile(ReadableFile&& other) noexcept : fd_(other.fd_), size_(other.size_) { other.fd_ = -1; }
+  ReadableFile(ReadableFile&& other) noexcept : fd_(other.fd_), size_(other.size_), counter_(other.counter_) {
+    other.fd_ = -1;
+  }
   ReadableFile& operator=(ReadableFile&&) = delete;
   ~ReadableFile();
 
@@ -26,9 +43,10 @@ class ReadableFile {
   [[nodiscard]] Result<size_t> Read(char* out, size_t n);
 
  private:
-  ReadableFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  ReadableFile(int fd, uint64_t size) : fd_(fd), size_(size), counter_(ScopedReadCounter::Current()) {}
   int fd_;
   uint64_t size_;
+  std::atomic<uint64_t>* counter_;  // bytes read are added here, when set
 };
 
 // The whole file as a string.

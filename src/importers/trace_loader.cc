@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "common/file.h"
 #include "common/parallel_for.h"
 #include "common/strings.h"
 #include "importers/registry.h"
@@ -77,8 +78,21 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
 
   std::vector<std::optional<model::RankTrace>> loaded(files.size());
   std::vector<std::string> errors(files.size());
+  LoadProgress* progress = options.progress;
+  if (progress) {
+    uint64_t total = 0;
+    for (const std::string& f : files) {
+      std::error_code ec;
+      uint64_t size = fs::is_regular_file(f, ec) ? fs::file_size(f, ec) : 0;
+      total += ec ? 0 : size;
+    }
+    progress->bytes_total = total;
+    progress->files_total = files.size();
+  }
   ParallelFor(files.size(), options.threads, [&](size_t i) {
+    ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
     Result<model::RankTrace> r = ImportFile(files[i]);
+    if (progress) ++progress->files_done;
     if (r.ok()) loaded[i] = std::move(r).value();
     else errors[i] = r.status().message();
   });

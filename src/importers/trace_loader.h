@@ -3,6 +3,8 @@
 // finishing passes (passes/finish.h), and keeps going when one file is bad (unless strict).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,10 +13,19 @@
 
 namespace commlens::importers {
 
+// How far a load is, for a progress display on another thread.
+struct LoadProgress {
+  std::atomic<uint64_t> files_total{0};
+  std::atomic<uint64_t> bytes_total{0};  // on disk
+  std::atomic<uint64_t> files_done{0};
+  std::atomic<uint64_t> bytes_read{0};   // on disk, read so far
+};
+
 struct LoadOptions {
   bool strict = false;  // any bad file fails the whole load
   int threads = 0;      // 0: one per hardware thread
   model::AlignMode align = model::AlignMode::kAuto;  // clocks across hosts (passes/align_clocks)
+  LoadProgress* progress = nullptr;  // updated as files are read, when given
 };
 
 // Files in |inputs| (files or directories). Fails only when nothing could be loaded, the

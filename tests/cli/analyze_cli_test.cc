@@ -18,8 +18,8 @@ struct CliRun {
   std::string out;  // stdout and stderr together
 };
 
-CliRun Commlens(const std::string& args) {
-  std::string cmd = std::string(COMMLENS_BIN) + " " + args + " 2>&1";
+CliRun Shell(const std::string& command) {
+  std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
@@ -28,6 +28,8 @@ CliRun Commlens(const std::string& args) {
   int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+CliRun Commlens(const std::string& args) { return Shell(std::string(COMMLENS_BIN) + " " + args); }
 
 const std::string kSamples = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces";
 
@@ -64,6 +66,19 @@ TEST(AnalyzeCli, BadFileIsNamedAndTheOthersAreAnalyzed) {
   CliRun strict = Commlens("analyze --strict " + dir.string());
   EXPECT_EQ(strict.exit_code, 1) << strict.out;
   fs::remove_all(dir);
+}
+
+TEST(AnalyzeCli, ProgressGoesToATerminalOnly) {
+  // Piped (as in scripts and CI): not a byte on stderr.
+  CliRun piped = Commlens("analyze " + kSamples + "/moe --json /dev/null -q");
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_TRUE(piped.out.empty()) << piped.out;
+  // On a terminal (script(1) gives it one) the line may be drawn and is erased at the end.
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  CliRun tty = Shell("script -qec '" + std::string(COMMLENS_BIN) + " analyze " + kSamples +
+                        "/moe --json /dev/null' /dev/null");
+  EXPECT_EQ(tty.exit_code, 0) << tty.out;
+  EXPECT_NE(tty.out.find("4 ranks"), std::string::npos) << tty.out;
 }
 
 TEST(AnalyzeCli, UsageErrors) {
