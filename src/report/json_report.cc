@@ -170,6 +170,8 @@ json ClockJson(const model::ClockAlignment& c) {
   return j;
 }
 
+}  // namespace
+
 json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x) {
   json j;
   j["summary"] = x.summary;
@@ -229,8 +231,6 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
                               {"busbw_gbps", r.busbw}});
   return j;
 }
-
-}  // namespace
 
 json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) {
   json doc;

@@ -14,4 +14,7 @@ inline constexpr int kAnalyzeSchemaVersion = 1;
 
 nlohmann::json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job);
 
+// The document's "cross_rank" section alone (the HTML report embeds it as it is).
+nlohmann::json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x);
+
 }  // namespace commlens::report

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cmath>
 #include <map>
 
@@ -23,7 +25,14 @@ constexpr TimeNs kMinSkew = 50'000;
 constexpr double kMaxBenchFraction = 0.6;
 constexpr double kMinCollectiveShare = 0.1;
 
-std::string Dur(double ns) { return FormatDuration(static_cast<TimeNs>(std::llround(ns))); }
+// A duration as the page writes it (text_report's FormatDuration, with the micro sign).
+std::string Dur(double ns) {
+  const double a = std::abs(ns);
+  if (a < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (a < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
+  if (a < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.3f} s", ns / 1e9);
+}
 
 // Steps the per-rank totals cover (the job's profiler steps), at least 1.
 double StepCount(const analysis::JobAnalysis& job) {
@@ -59,26 +68,131 @@ std::string GroupName(const std::string& name, const std::string& desc) {
   return desc.empty() || desc == name ? "group " + name : desc + " (group " + name + ")";
 }
 
-void LastArrival(const FindingsInput& in, std::vector<Finding>* out) {
-  const auto& c = in.job.collectives;
-  uint64_t matched = 0;
-  for (const auto& g : c.groups) matched += g.matched;
-  if (c.ranks.size() < 2 || matched < 4) return;
-  const auto last = std::max_element(c.ranks.begin(), c.ranks.end(),
-                                     [](const auto& a, const auto& b) { return a.last_arrivals < b.last_arrivals; });
-  const double share = static_cast<double>(last->last_arrivals) / static_cast<double>(matched);
-  if (share < std::max(0.25, 1.5 / static_cast<double>(c.ranks.size()))) return;
-  double others = 0;
-  for (const auto& r : c.ranks)
-    if (r.rank != last->rank) others += static_cast<double>(r.waiting);
-  others /= static_cast<double>(c.ranks.size() - 1);
-  const double per_step = others / StepCount(in.job);
-  out->push_back({"last_arrival",
-                  fmt::format("Rank {} arrives last at {:.0f}% of collectives ({} of {}); the other ranks "
-                              "wait {} {} on average in collectives for the last rank.",
-                              last->rank, 100.0 * share, last->last_arrivals, matched, Dur(per_step),
-                              PerStep(in.job)),
-                  "waits", per_step});
+// The group's description where the analysis knows one ("DP", "EP"), as GroupName writes it.
+std::string GroupLabel(const analysis::JobAnalysis& job, const std::string& name) {
+  for (const auto& g : job.collectives.groups)
+    if (g.group_name == name) return GroupName(name, g.group_desc);
+  return GroupName(name, "");
+}
+
+std::string Join(const std::vector<std::string>& items, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < max; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > max) out += fmt::format(" and {} more", items.size() - max);
+  return out;
+}
+
+// Durations inside sentences the analysis wrote ("up to 812 us") in the page's unit sign.
+std::string MicroSign(std::string text) {
+  for (size_t p = 0; (p = text.find(" us", p)) != std::string::npos; p += 3) {
+    const bool after_digit = p > 0 && std::isdigit(static_cast<unsigned char>(text[p - 1]));
+    const bool word_ends = p + 3 == text.size() || !std::isalpha(static_cast<unsigned char>(text[p + 3]));
+    if (after_digit && word_ends) text.replace(p, 3, " µs");
+  }
+  return text;
+}
+
+// Ranks that arrive last more often than chance (1/n of the time; the summary's test),
+// with what the others wait for them per step and why they were late.
+void Stragglers(const FindingsInput& in, std::vector<Finding>* out) {
+  const analysis::CrossRankAnalysis& x = in.job.cross_rank;
+  const size_t ranks = std::max<size_t>(in.trace.ranks.size(), 2);
+  for (const analysis::Straggler& s : x.stragglers) {
+    if (s.matched < 4) continue;
+    const double share = static_cast<double>(s.last_arrivals) / static_cast<double>(s.matched);
+    if (share < 1.5 / static_cast<double>(ranks)) continue;
+    const double cost = s.cost_per_step >= 0 ? s.cost_per_step : static_cast<double>(s.cost_to_others);
+    std::string text = fmt::format(
+        "Rank {} arrives last at {:.0f}% of collectives ({} of {}), on average {} after the next latest; "
+        "the others together wait for it {} {}.",
+        s.rank, 100.0 * share, s.last_arrivals, s.matched, Dur(static_cast<double>(s.mean_lateness)), Dur(cost),
+        s.cost_per_step >= 0 ? "per step" : "over the trace");
+    switch (s.cause) {
+      case analysis::LateCause::kCompute:
+        text += " Before those collectives its compute ran longer than the others'";
+        text += s.kernels.empty() ? "." : " (" + Join(s.kernels, 3) + ").";
+        break;
+      case analysis::LateCause::kHostIdle:
+        text += " Before them its GPU sat idle while the others computed: the host launched late "
+                "(CPU- or data-loading-bound).";
+        break;
+      case analysis::LateCause::kOtherCollective:
+        text += " Before them it was busy in another process group's collectives.";
+        break;
+      case analysis::LateCause::kUnknown: text += " The trace does not show why (it records no kernels)."; break;
+      case analysis::LateCause::kNone: break;
+    }
+    out->push_back({"straggler", text, "crossrank", cost});
+  }
+}
+
+// A hang or desync stops the job: no per-step cost describes it, so it is listed first.
+void Hangs(const FindingsInput& in, std::vector<Finding>* out) {
+  for (const analysis::Hang& h : in.job.cross_rank.hangs) {
+    std::string text = MicroSign(h.detail);
+    if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
+    out->push_back({h.desync ? "desync" : "hang", text + ".", "crossrank", 0.0, true});
+  }
+}
+
+// A group's collectives against themselves while another group's ran on the same rank.
+// Cost: the overlapped ops' share of the bucket's time, less what it would take at the
+// bandwidth they reach alone, per rank and step.
+void Contention(const FindingsInput& in, std::vector<Finding>* out) {
+  for (const analysis::ContentionRow& c : in.job.cross_rank.contention) {
+    if (c.overlapped_count == 0 || c.alone_count == 0 || c.alone_busbw <= 0) continue;
+    const double ratio = c.overlapped_busbw / c.alone_busbw;
+    double lost = 0;
+    std::string size;
+    for (const auto& b : in.job.collectives.buckets) {
+      if (b.group_name != c.group || b.op != c.op || b.size_lo != c.size_lo || b.count == 0) continue;
+      if (b.size_lo >= 0) size = " of " + FormatBytes(b.size_lo) + "–" + FormatBytes(b.size_hi);
+      if (ratio < 1)
+        lost = static_cast<double>(b.total) * static_cast<double>(c.overlapped_count) /
+               static_cast<double>(c.alone_count + c.overlapped_count) * (1 - ratio);
+    }
+    if (!in.job.ranks.empty()) lost /= static_cast<double>(in.job.ranks.size()) * StepCount(in.job);
+    std::vector<std::string> with;
+    for (const auto& g : c.with_groups) with.push_back(GroupLabel(in.job, g));
+    out->push_back({"contention",
+                    fmt::format("{} {}{} runs at {:.0f}% of its alone bandwidth ({:.1f} against {:.1f} GB/s) "
+                                "while {} run{} ({} of {} ops overlapped).",
+                                GroupLabel(in.job, c.group), model::CommOpName(c.op), size, 100.0 * ratio,
+                                c.overlapped_busbw, c.alone_busbw, Join(with, 3), with.size() == 1 ? "s" : "",
+                                c.overlapped_count, c.alone_count + c.overlapped_count),
+                    "crossrank", lost});
+  }
+}
+
+// The bubble beyond the ideal of the schedule, (p - 1) / (m + p - 1), is what a better
+// balance of the stages could win back: its share of the step.
+void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
+  const analysis::Pipeline& p = in.job.cross_rank.pipeline;
+  if (!p.detected) return;
+  const double span = StepMean(in.job, [](const auto& b) { return b.span; });
+  const double cost = std::max(0.0, p.bubble_fraction - p.ideal_fraction) * span;
+  out->push_back({"pipeline_bubble",
+                  fmt::format("The pipeline bubble is {:.0f}%, ideal {:.0f}% ({} stages, {} micro-batches, {}).",
+                              100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction, p.stages, p.microbatches,
+                              p.schedule.empty() ? "schedule not recognised" : p.schedule),
+                  "crossrank", cost});
+}
+
+// Evidence, no cost: how far apart the ranks' clocks were, and how well that is known.
+void ClockAlignment(const FindingsInput& in, std::vector<Finding>* out) {
+  const model::ClockAlignment& c = in.trace.clock;
+  if (!c.applied || c.ranks.empty()) return;
+  const auto top = std::max_element(c.ranks.begin(), c.ranks.end(), [](const auto& a, const auto& b) {
+    return std::llabs(a.offset) < std::llabs(b.offset);
+  });
+  std::string text = fmt::format("The ranks' clocks were aligned from matched collectives: the largest offset is "
+                                 "rank {}{} at {}",
+                                 top->rank, top->host.empty() ? "" : " (host " + top->host + ")",
+                                 Dur(static_cast<double>(top->offset)));
+  text += top->bound >= 0 ? fmt::format(", known within ± {} ({} collectives).", Dur(static_cast<double>(top->bound)),
+                                        top->samples)
+                          : " (no collective linked its clock: not bounded).";
+  out->push_back({"clock_alignment", text, "crossrank", 0.0});
 }
 
 void ExposedComm(const FindingsInput& in, std::vector<Finding>* out) {
@@ -211,7 +325,8 @@ void BenchGap(const FindingsInput& in, std::vector<Finding>* out) {
 
 using Rule = void (*)(const FindingsInput&, std::vector<Finding>*);
 // Every rule, in no particular order: the findings are sorted by cost.
-constexpr Rule kRules[] = {LastArrival, ExposedComm, Idle, ComputeImbalance, Skew, BenchGap, BusiestCollective};
+constexpr Rule kRules[] = {Stragglers, Hangs,    Contention, PipelineBubble, ClockAlignment, ExposedComm,
+                           Idle,       ComputeImbalance, Skew, BenchGap,       BusiestCollective};
 
 }  // namespace
 
@@ -233,7 +348,10 @@ std::vector<Finding> FindFindings(const FindingsInput& in) {
   std::vector<Finding> out;
   for (Rule rule : kRules) rule(in, &out);
   std::stable_sort(out.begin(), out.end(),
-                   [](const Finding& a, const Finding& b) { return a.cost_ns_per_step > b.cost_ns_per_step; });
+                   [](const Finding& a, const Finding& b) {
+                     if (a.first != b.first) return a.first;
+                     return a.cost_ns_per_step > b.cost_ns_per_step;
+                   });
   return out;
 }
 

@@ -4,8 +4,9 @@
 //
 // Each finding comes from one rule, a function over the analysis results that returns
 // zero or more findings with an estimate of what they cost per step; the rules are one
-// table in findings.cc. A new analysis adds its rule there (a cross-rank analysis, the
-// pipeline bubble, contention), and the page shows it without change.
+// table in findings.cc. A new analysis adds its rule there, and the page shows it without
+// change. Cross-rank rules read JobAnalysis::cross_rank: stragglers and why, hangs and
+// desyncs, process-group contention, the pipeline bubble, and the clock alignment.
 #pragma once
 
 #include <string>
@@ -22,6 +23,7 @@ struct Finding {
   std::string text;     // one sentence, plain words, units included
   std::string section;  // the page section that shows the evidence ("collectives", ...)
   double cost_ns_per_step = 0;  // estimated time lost per step; orders the list
+  bool first = false;  // listed before every costed finding (a hang: the job stops, no cost per step)
 };
 
 struct FindingsInput {

@@ -10,6 +10,7 @@
 #include "report/html/counter_rates.h"
 #include "report/html/findings.h"
 #include "report/html/step_timeline.h"
+#include "report/json_report.h"
 
 namespace commlens::report::html {
 
@@ -253,6 +254,7 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   }
   doc["kernels"] = KernelsJson(job.kernels);
   doc["collectives"] = CollectivesJson(job.collectives);
+  doc["cross_rank"] = report::CrossRankJson(trace, job.cross_rank);  // analyze --json's section, as it is
   doc["idle"] = IdleJson(job);
   const StepTimeline tl = BuildStepTimeline(trace, job, options.step, options.timeline_budget);
   doc["timeline"] = TimelineJson(tl);
