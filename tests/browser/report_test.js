@@ -6,7 +6,9 @@
 //   - the browser requests nothing but the page itself (every request is recorded),
 //   - every chart drew: as many non-empty canvases as the page created charts,
 //   - zooming the timeline (mouse wheel) raises no error;
-// then saves a full-page screenshot per sample under --out.
+// then saves a full-page screenshot per sample under --out. One more page, ddp with a
+// made-up cross-rank section (a hang, contention, a pipeline, aligned clocks, protocols),
+// draws what no sample has.
 //
 //   node tests/browser/report_test.js --commlens build/src/cli/commlens --out build/browser-test \
 //        [--chromium /usr/bin/chromium] [--node-modules build/npm/node_modules] [--sample ddp ...]
@@ -65,11 +67,12 @@ async function checkPage(browser, file, shot) {
       nonEmpty: canvases.filter((c) => c.width > 0 && c.height > 0 && c.getBoundingClientRect().height > 0).length,
       sections: [...document.querySelectorAll('section')].map((s) => s.id),
       findings: document.querySelectorAll('ol.findings li').length,
+      crossTables: document.querySelectorAll('#crossrank table').length,
     };
   });
   if (drawn.charts === 0) problems.push('no chart was drawn');
   if (drawn.nonEmpty < drawn.charts) problems.push(`${drawn.charts} charts but ${drawn.nonEmpty} non-empty canvases`);
-  if (!drawn.sections.includes('summary') || !drawn.sections.includes('collectives'))
+  if (!drawn.sections.includes('summary') || !drawn.sections.includes('collectives') || !drawn.sections.includes('crossrank'))
     problems.push(`sections missing: ${drawn.sections.join(', ')}`);
   const timeline = await page.$('#timeline .chart');
   if (timeline) {  // zoom in and out over the timeline
@@ -83,6 +86,29 @@ async function checkPage(browser, file, shot) {
   await page.screenshot({path: shot, fullPage: true});
   await context.close();
   return {problems, loadMs, drawn};
+}
+
+// ddp's page with every cross-rank part filled in: what the analysis writes for a pipeline
+// job with two process groups on aligned clocks (docs/json-report.md, "cross_rank").
+function withMadeUpCrossRank(html) {
+  const open = '<script type="application/json" id="report-data">';
+  const a = html.indexOf(open) + open.length, b = html.indexOf('</script>', a);
+  const data = JSON.parse(html.slice(a, b));
+  const x = data.cross_rank;
+  const g = data.collectives.buckets[0];
+  x.stragglers[0].cause = 'compute';
+  x.stragglers[0].kernels = ['ampere_sgemm_128x64_tn', 'vectorized_elementwise_kernel'];
+  x.hangs = [{group: g.group, seq: 29, op: 'all_reduce', desync: false, reached: [0, 1, 2], missing: [3],
+    detail: 'rank 3 never reached collective #29 (all_reduce) of group 0; ranks 0-2 ran it (waiting in it up to 812 us)'}];
+  x.contended_time_us = 5210.5;
+  x.contention = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, alone: {count: 20, busbw_gbps: 80.2},
+    overlapped: {count: 8, busbw_gbps: 38.5, with_groups: ['ep']}}];
+  x.pipeline = {detected: true, stages: 4, microbatches: 8, schedule: '1F1B', bubble_fraction: 0.31, ideal_fraction: 0.2727,
+    per_stage: [0, 1, 2, 3].map((r) => ({rank: r, idle_share: 0.25 + 0.03 * r, warmup_idle_us: 900 * r, steady_idle_us: 400 + 50 * r, cooldown_idle_us: 900 * (3 - r)}))};
+  x.protocols = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, algorithm: 'RING', protocol: 'SIMPLE', channels: 24, count: 28, busbw_gbps: g.busbw_gbps}];
+  x.clock.applied = true;
+  x.clock.offsets.forEach((o, i) => { o.offset_us = i * -1250.5; o.bound_us = i ? 3.2 : 0; o.collectives = i ? 28 : 0; o.host = 'node' + i; });
+  return html.slice(0, a) + JSON.stringify(data).replace(/</g, '\\u003c') + html.slice(b);
 }
 
 async function main() {
@@ -115,6 +141,15 @@ async function main() {
         `${r.drawn.charts} charts, ${r.drawn.findings} findings, sections ${r.drawn.sections.join(' ')}; screenshot ${shot}`);
       for (const p of r.problems) console.log(`  ${p}`);
       if (r.problems.length) failed++;
+      if (sample !== 'ddp') continue;
+      const made = path.join(a.out, 'ddp-crossrank.html');
+      fs.writeFileSync(made, withMadeUpCrossRank(fs.readFileSync(html, 'utf8')));
+      const m = await checkPage(b, made, path.join(a.out, 'ddp-crossrank.png'));
+      if (m.drawn.crossTables < 5) m.problems.push(`${m.drawn.crossTables} cross-rank tables, want 5 (stragglers, contention, pipeline, protocols, clocks)`);
+      console.log(`${m.problems.length ? 'FAIL' : 'ok'} ddp with every cross-rank part: ${m.drawn.charts} charts, ` +
+        `${m.drawn.crossTables} cross-rank tables; screenshot ${path.join(a.out, 'ddp-crossrank.png')}`);
+      for (const p of m.problems) console.log(`  ${p}`);
+      if (m.problems.length) failed++;
     }
   } finally {
     await b.close();

@@ -102,7 +102,8 @@
     if (desc && desc !== name) return desc + ' (' + name + ')';
     return 'group ' + (name.length > 16 ? name.slice(0, 14) + '…' : name);
   }
-  const fmtBw = (v) => (v >= 10 ? v.toFixed(1) : v.toFixed(2));
+  const fmtBw = (v) => (v >= 10 ? v.toFixed(1) : v > 0 && v < 0.01 ? v.toPrecision(2) : v.toFixed(2));
+  const sentence = (t) => t.charAt(0).toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? '' : '.');
 
   // ---- header and summary ---------------------------------------------------------------
   const s = data.summary;
@@ -157,7 +158,7 @@
       const li = el('li', {}, f.text + ' ');
       if (f.cost_us_per_step > 0)
         li.append(el('span', {class: 'cost'}, `(≈ ${fmtUs(f.cost_us_per_step)} ${data.steps.length ? 'per step' : 'over the trace'}) `));
-      li.append(el('a', {href: '#' + f.section}, 'see ' + f.section));
+      li.append(el('a', {href: '#' + f.section}, 'see ' + (f.section === 'crossrank' ? 'across ranks' : f.section)));
       ol.append(li);
     }
     sum.append(ol);
@@ -365,6 +366,106 @@
           symbolSize: many ? 5 : 10, data: W.last_arrivals},
       ],
     });
+  }
+
+  // ---- across ranks: stragglers and why, hangs, contention, pipeline, protocols, clocks -------
+  // The analyze --json "cross_rank" section as it is (docs/analysis.md, "Cross-rank").
+  const X = data.cross_rank;
+  if (X) {
+    const xs = section('crossrank', 'Across ranks',
+      'Which rank the others wait for and why, collectives that never completed on every rank, process groups slowing ' +
+      'each other, the pipeline\'s bubble and NCCL\'s algorithm and protocol. Definitions: docs/analysis.md, "Cross-rank".');
+    xs.append(el('p', {class: 'lead'}, X.summary));
+    const desc = {};
+    for (const g of col.groups) desc[g.group] = g.group_desc;
+    const gname = (g) => groupName(g, desc[g]);
+    const sizeOf = (g, op, lo) => {
+      if (lo == null || lo < 0) return '?';
+      const b = col.buckets.find((x) => x.group === g && x.op === op && x.size_min_bytes === lo);
+      return b ? `${fmtBytes(b.size_min_bytes)}–${fmtBytes(b.size_max_bytes)}` : fmtBytes(lo) + '+';
+    };
+    const microSign = (t) => t.replace(/(\d) us\b/g, '$1 µs');
+
+    for (const h of X.hangs) xs.append(el('div', {class: 'warn'}, (h.desync ? 'Desync: ' : 'Hang: ') + microSign(h.detail)));
+
+    if (X.stragglers.length) {
+      xs.append(el('h3', {}, 'Ranks that arrived last'));
+      const why = {
+        compute: ['compute ran longer', 'compute'], host_idle: ['GPU idle: the host launched late', 'host_idle'],
+        other_collective: ['busy in another group\'s collectives', 'other_collective'], unknown: ['not shown (no kernels)', null], none: ['–', null],
+      };
+      const perStep = X.stragglers.some((r) => r.cost_to_others_us_per_step != null);
+      const kernels = X.stragglers.some((r) => r.kernels.length > 0);
+      table(xs, ['rank', 'arrived last', 'of matched', 'share', 'mean lateness', perStep ? 'others wait per step' : 'others wait (whole trace)', 'why it was late']
+        .concat(kernels ? ['kernels that ran longer'] : []),
+        X.stragglers.map((r) => {
+          const [words, key] = why[r.cause] || [r.cause, null];
+          const excess = key && r.excess_us[key] > 0 ? ` (+${fmtUs(r.excess_us[key])})` : '';
+          return [r.rank, fmtCount(r.last_arrivals), fmtCount(r.matched), pct(r.matched ? 100 * r.last_arrivals / r.matched : 0),
+            fmtUs(r.mean_lateness_us), fmtUs(perStep ? r.cost_to_others_us_per_step : r.cost_to_others_us), words + excess]
+            .concat(kernels ? [r.kernels.length ? r.kernels.join(', ') : '–'] : []);
+        }), [6, 7]);
+      xs.append(el('p', {class: 'note'}, 'Lateness: its start minus the next latest rank\'s, when it was last. Others wait: the other ranks\' ' +
+        'waiting for it, summed over them. Why: what the rank did more than the others\' median before those collectives (the excess in brackets, summed).'));
+    }
+
+    if (X.contention.length) {
+      xs.append(el('h3', {}, 'Process groups slowing each other'));
+      table(xs, ['group', 'op', 'size', 'alone: ops', 'busbw (GB/s)', 'overlapped: ops', 'busbw (GB/s)', '% of alone', 'while these ran'],
+        X.contention.map((c) => [gname(c.group), c.op, sizeOf(c.group, c.op, c.size_min_bytes), fmtCount(c.alone.count), fmtBw(c.alone.busbw_gbps),
+          fmtCount(c.overlapped.count), fmtBw(c.overlapped.busbw_gbps),
+          c.alone.busbw_gbps > 0 && c.overlapped.count > 0 ? pct(100 * c.overlapped.busbw_gbps / c.alone.busbw_gbps) : '–',
+          c.overlapped.with_groups.map(gname).join(', ') || '–']), [0, 1, 8]);
+      xs.append(el('p', {class: 'note'}, `Two groups' collectives ran at once for ${fmtUs(X.contended_time_us)}, summed over ranks. ` +
+        'Bus bandwidth time-weighted: the bytes over the time, alone and while another group\'s collective ran on the same rank.'));
+    }
+
+    const P = X.pipeline;
+    if (P.detected) {
+      xs.append(el('h3', {}, `Pipeline: ${P.stages} stages, ${P.microbatches} micro-batches, ${P.schedule || 'schedule not recognised'}`));
+      xs.append(el('p', {class: 'note'}, `The bubble (the stages' mean idle share of a step) is ${pct(100 * P.bubble_fraction)}; ` +
+        `the schedule's ideal, (p − 1) / (m + p − 1), is ${pct(100 * P.ideal_fraction)}.`));
+      const grid = el('div', {class: 'grid2'});
+      xs.append(grid);
+      const left = el('div'), right = el('div');
+      grid.append(left, right);
+      const st = P.per_stage;
+      const unit = timeUnit(Math.max(1, ...st.map((r) => r.warmup_idle_us + r.steady_idle_us + r.cooldown_idle_us)));
+      const phases = [['warm-up', 'warmup_idle_us', C.comm], ['steady', 'steady_idle_us', C.compute], ['cool-down', 'cooldown_idle_us', C.transferring]];
+      const box = chartBox(left);
+      box.style.height = Math.max(160, Math.min(340, 70 + st.length * 28)) + 'px';
+      draw(box, {
+        tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}, valueFormatter: (v) => v + ' ' + unit.name},
+        legend: {top: 0},
+        grid: Object.assign({}, baseGrid, {left: 72, top: 30, bottom: 44}),
+        yAxis: {type: 'category', data: st.map((r) => 'rank ' + r.rank), inverse: true},
+        xAxis: Object.assign({type: 'value', name: `idle, summed over steps (${unit.name})`, nameGap: 26}, axisName),
+        series: phases.map(([name, f, color]) => ({name: name + ' idle', type: 'bar', stack: 'idle', color, barMaxWidth: 22,
+          data: st.map((r) => round(r[f] / unit.div, 3))})),
+      });
+      table(right, ['stage (rank)', 'idle share', 'warm-up idle', 'steady idle', 'cool-down idle'],
+        st.map((r) => [r.rank, pct(100 * r.idle_share), fmtUs(r.warmup_idle_us), fmtUs(r.steady_idle_us), fmtUs(r.cooldown_idle_us)]), []);
+    }
+
+    if (X.protocols.length) {
+      xs.append(el('h3', {}, 'NCCL algorithm and protocol'));
+      table(xs, ['group', 'op', 'size', 'algorithm', 'protocol', 'channels', 'ops', 'busbw (GB/s)'],
+        X.protocols.map((r) => [gname(r.group), r.op, sizeOf(r.group, r.op, r.size_min_bytes), r.algorithm, r.protocol,
+          r.channels < 0 ? '?' : r.channels, fmtCount(r.count), fmtBw(r.busbw_gbps)]), [0, 1, 3, 4]);
+      xs.append(el('p', {class: 'note'}, 'NCCL\'s most frequent choice per group, operation and message size, as the trace records it.'));
+    }
+
+    const K = X.clock;
+    if (K.applied) {
+      xs.append(el('h3', {}, 'Clock alignment'));
+      table(xs, ['rank', 'host', 'offset', 'known within ±', 'from collectives'],
+        K.offsets.map((o) => [o.rank, o.host || '–', fmtUs(o.offset_us), o.bound_us == null ? 'not bounded' : fmtUs(o.bound_us), fmtCount(o.collectives)]), [1]);
+      xs.append(el('p', {class: 'note'}, 'Each rank\'s clock minus the first one\'s, estimated from matched collectives and subtracted ' +
+        'before the analysis. ' + K.notes.map(sentence).join(' ')));
+    } else {
+      xs.append(el('p', {class: 'note'}, 'Clocks not aligned' + (K.mode === 'none' ? ' (--align none: the raw clocks are trusted). ' : '. ') +
+        (K.notes.length ? K.notes.map(sentence).join(' ') : 'The ranks share one host\'s clock.')));
+    }
   }
 
   // ---- idle gaps -------------------------------------------------------------------------------
