@@ -81,9 +81,10 @@ void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, Cro
     }
   }
   if (!any) return;  // no two groups' collectives ever ran at once
-  for (auto& [key, a] : rows) {
+  for (auto& entry : rows) {
+    const RowAcc& a = entry.second;  // a plain reference: the lambda below captures it
     ContentionRow row;
-    std::tie(row.group, row.op, row.size_lo) = key;
+    std::tie(row.group, row.op, row.size_lo) = entry.first;
     const double factor = model::BusBwFactor(row.op, a.group_size);
     auto busbw = [&](int k) { return a.time[k] > 0 ? static_cast<double>(a.bytes[k]) / static_cast<double>(a.time[k]) * factor : 0.0; };
     row.alone_count = a.count[0];
