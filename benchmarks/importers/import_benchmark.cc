@@ -70,6 +70,10 @@ void BM_ParseKineto(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(f->buffer.size()) * state.iterations());
   state.counters["events"] = static_cast<double>(events);
+  auto r = commlens::importers::ImportKinetoTrace(f->buffer, g_trace);
+  const double rows = static_cast<double>(r->gpu.size() + r->host.size() + r->annotations.size() + r->flows.size());
+  state.counters["model_MB"] = static_cast<double>(r->MemoryBytes()) / 1e6;
+  state.counters["model_bytes_per_event"] = static_cast<double>(r->MemoryBytes()) / rows;
 }
 
 // The file as the loader imports it: read, gunzipped and parsed in bounded windows

@@ -99,6 +99,28 @@ uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, 
   return static_cast<uint32_t>(start.size() - 1);
 }
 
+namespace {
+
+template <typename... Columns>
+uint64_t ColumnBytes(const Columns&... c) {
+  return (uint64_t{0} + ... + (c.capacity() * sizeof(typename Columns::value_type)));
+}
+
+}  // namespace
+
+uint64_t RankTrace::MemoryBytes() const {
+  return ColumnBytes(gpu.start, gpu.end, gpu.name, gpu.device, gpu.stream, gpu.correlation, gpu.kind, gpu.cls,
+                     gpu.copy, gpu.bytes, gpu.comm, gpu.launch) +
+         ColumnBytes(host.start, host.end, host.name, host.pid, host.tid, host.correlation, host.kind) +
+         ColumnBytes(annotations.start, annotations.end, annotations.name, annotations.domain, annotations.pid,
+                     annotations.tid, annotations.device, annotations.depth) +
+         ColumnBytes(flows.id, flows.category, flows.phase, flows.time, flows.pid, flows.tid) +
+         ColumnBytes(comms.start, comms.end, comms.op, comms.dtype, comms.in_elems, comms.out_elems, comms.bytes,
+                     comms.group, comms.seq, comms.peer, comms.activity, comms.algorithm, comms.protocol,
+                     comms.channels, comms.enqueue, comms.flags) +
+         strings.bytes();
+}
+
 uint32_t RankTrace::FindOrAddGroup(const ProcessGroup& g) {
   for (size_t i = 0; i < groups.size(); ++i) {
     ProcessGroup& m = groups[i];

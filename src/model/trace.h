@@ -221,6 +221,8 @@ struct RankTrace {
   uint64_t input_bytes = 0;  // size of the decoded input
 
   uint32_t FindOrAddGroup(const ProcessGroup& g);
+  // Bytes the rank's tables and strings hold (capacity, not size): the model's memory.
+  uint64_t MemoryBytes() const;
 };
 
 struct FileError {
