@@ -13,12 +13,19 @@ PACKAGES=(build-essential cmake ninja-build pkg-config git
   libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libsqlite3-dev zlib1g-dev libzstd-dev libhwloc-dev libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
-  nodejs npm chromium)  # the HTML report's chart library (npm) and its browser test
+  chromium)  # the HTML report's browser test
+# Node.js and npm (the HTML report's chart library comes from npm): Debian's packages
+# unless the machine already has both commands (a Node.js from elsewhere, such as
+# NodeSource's, conflicts with Debian's npm package and has its own npm).
+NODE_PACKAGES=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=("${NODE_PACKAGES[@]}")
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""

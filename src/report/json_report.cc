@@ -109,50 +109,6 @@ json IdleJson(const std::vector<analysis::StreamIdle>& streams) {
   return arr;
 }
 
-json CollectivesJson(const analysis::CollectiveAnalysis& c) {
-  json j;
-  j["operations"] = c.operations;
-  j["buckets"] = json::array();
-  for (const auto& b : c.buckets)
-    j["buckets"].push_back({{"group", b.group_name},
-                            {"group_desc", b.group_desc},
-                            {"group_size", b.group_size},
-                            {"op", std::string(model::CommOpName(b.op))},
-                            {"size_min_bytes", b.size_lo},
-                            {"size_max_bytes", b.size_hi},
-                            {"count", b.count},
-                            {"ranks", b.ranks},
-                            {"total_us", Us(b.total)},
-                            {"p50_us", Us(b.p50)},
-                            {"p99_us", Us(b.p99)},
-                            {"max_us", Us(b.max)},
-                            {"bytes", b.bytes},
-                            {"algbw_gbps", b.algbw_gbps},
-                            {"busbw_gbps", b.busbw_gbps}});
-  j["groups"] = json::array();
-  for (const auto& g : c.groups)
-    j["groups"].push_back({{"group", g.group_name},
-                           {"group_desc", g.group_desc},
-                           {"matched", g.matched},
-                           {"unmatched", g.unmatched},
-                           {"start_skew_p50_us", Us(g.skew_p50)},
-                           {"start_skew_p99_us", Us(g.skew_p99)},
-                           {"start_skew_max_us", Us(g.skew_max)},
-                           {"end_skew_p50_us", Us(g.end_skew_p50)},
-                           {"end_skew_p99_us", Us(g.end_skew_p99)},
-                           {"end_skew_max_us", Us(g.end_skew_max)}});
-  j["ranks"] = json::array();
-  for (const auto& r : c.ranks)
-    j["ranks"].push_back({{"rank", r.rank},
-                          {"in_collectives_us", Us(r.in_collectives)},
-                          {"waiting_us", Us(r.waiting)},
-                          {"transferring_us", Us(r.in_collectives - r.waiting)},
-                          {"last_arrivals", r.last_arrivals},
-                          {"matched", r.matched},
-                          {"recv_waiting_us", Us(r.recv_waiting)},
-                          {"recv_transfer_us", Us(r.recv_transfer)}});
-  return j;
-}
 
 json ClockJson(const model::ClockAlignment& c) {
   static constexpr const char* kModes[] = {"auto", "collectives", "none"};
@@ -229,6 +185,51 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
                               {"channels", r.channels},
                               {"count", r.count},
                               {"busbw_gbps", r.busbw}});
+  return j;
+}
+
+json CollectivesJson(const analysis::CollectiveAnalysis& c) {
+  json j;
+  j["operations"] = c.operations;
+  j["buckets"] = json::array();
+  for (const auto& b : c.buckets)
+    j["buckets"].push_back({{"group", b.group_name},
+                            {"group_desc", b.group_desc},
+                            {"group_size", b.group_size},
+                            {"op", std::string(model::CommOpName(b.op))},
+                            {"size_min_bytes", b.size_lo},
+                            {"size_max_bytes", b.size_hi},
+                            {"count", b.count},
+                            {"ranks", b.ranks},
+                            {"total_us", Us(b.total)},
+                            {"p50_us", Us(b.p50)},
+                            {"p99_us", Us(b.p99)},
+                            {"max_us", Us(b.max)},
+                            {"bytes", b.bytes},
+                            {"algbw_gbps", b.algbw_gbps},
+                            {"busbw_gbps", b.busbw_gbps}});
+  j["groups"] = json::array();
+  for (const auto& g : c.groups)
+    j["groups"].push_back({{"group", g.group_name},
+                           {"group_desc", g.group_desc},
+                           {"matched", g.matched},
+                           {"unmatched", g.unmatched},
+                           {"start_skew_p50_us", Us(g.skew_p50)},
+                           {"start_skew_p99_us", Us(g.skew_p99)},
+                           {"start_skew_max_us", Us(g.skew_max)},
+                           {"end_skew_p50_us", Us(g.end_skew_p50)},
+                           {"end_skew_p99_us", Us(g.end_skew_p99)},
+                           {"end_skew_max_us", Us(g.end_skew_max)}});
+  j["ranks"] = json::array();
+  for (const auto& r : c.ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"in_collectives_us", Us(r.in_collectives)},
+                          {"waiting_us", Us(r.waiting)},
+                          {"transferring_us", Us(r.in_collectives - r.waiting)},
+                          {"last_arrivals", r.last_arrivals},
+                          {"matched", r.matched},
+                          {"recv_waiting_us", Us(r.recv_waiting)},
+                          {"recv_transfer_us", Us(r.recv_transfer)}});
   return j;
 }
 

@@ -14,6 +14,8 @@ inline constexpr int kAnalyzeSchemaVersion = 1;
 
 nlohmann::json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job);
 
+// The document's "collectives" section alone (the HTML report builds on it).
+nlohmann::json CollectivesJson(const analysis::CollectiveAnalysis& c);
 // The document's "cross_rank" section alone (the HTML report embeds it as it is).
 nlohmann::json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x);
 

@@ -93,35 +93,9 @@ json SummaryJson(const analysis::JobAnalysis& job) {
   return j;
 }
 
+// analyze --json's collectives, with the per-rank waits as columns (the page draws them).
 json CollectivesJson(const analysis::CollectiveAnalysis& c) {
-  json j;
-  j["operations"] = c.operations;
-  j["buckets"] = json::array();
-  for (const auto& b : c.buckets)
-    j["buckets"].push_back({{"group", b.group_name},
-                            {"group_desc", b.group_desc},
-                            {"group_size", b.group_size},
-                            {"op", std::string(model::CommOpName(b.op))},
-                            {"size_min_bytes", b.size_lo},
-                            {"size_max_bytes", b.size_hi},
-                            {"count", b.count},
-                            {"ranks", b.ranks},
-                            {"total_us", Us(b.total)},
-                            {"p50_us", Us(b.p50)},
-                            {"p99_us", Us(b.p99)},
-                            {"max_us", Us(b.max)},
-                            {"bytes", b.bytes},
-                            {"algbw_gbps", b.algbw_gbps},
-                            {"busbw_gbps", b.busbw_gbps}});
-  j["groups"] = json::array();
-  for (const auto& g : c.groups)
-    j["groups"].push_back({{"group", g.group_name},
-                           {"group_desc", g.group_desc},
-                           {"matched", g.matched},
-                           {"unmatched", g.unmatched},
-                           {"start_skew_p50_us", Us(g.skew_p50)},
-                           {"start_skew_p99_us", Us(g.skew_p99)},
-                           {"start_skew_max_us", Us(g.skew_max)}});
+  json j = report::CollectivesJson(c);
   json ranks = {{"rank", json::array()}, {"in_collectives_us", json::array()},
                 {"waiting_us", json::array()}, {"last_arrivals", json::array()}};
   for (const auto& r : c.ranks) {
