@@ -24,6 +24,14 @@ model::TimeNs Percentile(const std::vector<model::TimeNs>& sorted, double p) {
   return sorted[std::min(rank, sorted.size()) - 1];
 }
 
+int GroupSizeOf(const model::RankTrace& r, uint32_t group) {
+  if (group == model::kNoIndex) return r.world_size;
+  const model::ProcessGroup& g = r.groups[group];
+  if (g.size > 0) return g.size;
+  if (!g.ranks.empty()) return static_cast<int>(g.ranks.size());
+  return r.world_size;
+}
+
 std::vector<uint8_t> OpsInWindow(const model::RankTrace& r, const ActivityWindow& w) {
   std::vector<uint8_t> gpu_in(r.gpu.size(), 0);
   for (uint32_t row : w.rows) gpu_in[row] = 1;
@@ -39,11 +47,6 @@ namespace {
 
 constexpr uint32_t kNoGroup = model::kNoIndex;
 
-int GroupSize(const model::RankTrace& r, const model::ProcessGroup* g) {
-  if (g && g->size > 0) return g->size;
-  if (g && !g->ranks.empty()) return static_cast<int>(g->ranks.size());
-  return r.world_size;
-}
 
 // Bucket key: (job group, op, size bucket) packed in one integer.
 uint64_t BucketKey(uint32_t group, CommOp op, int64_t size_lo) {
@@ -77,7 +80,7 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
       if (b.count == 0) {
         b.group_name = GroupName(trace, job_group);
         b.group_desc = g ? trace.groups[job_group].description : "";
-        b.group_size = GroupSize(r, g);
+        b.group_size = GroupSizeOf(r, c.group[i]);
         b.op = c.op[i];
         b.size_lo = lo;
         b.size_hi = hi;
@@ -129,7 +132,16 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
       ++groups[g].unmatched;
       continue;
     }
-    ++groups[g].matched;
+    // Messages count as waits (below), not as collectives; a collective some of whose
+    // ranks fall outside their window (at its edge) would blame the wrong last rank.
+    const bool message = m.kind[k] == model::MatchKind::kP2p;
+    const bool complete = members.size() == m.members(k);
+    if (!message && !complete) {
+      ++groups[g].partial;
+      continue;
+    }
+    if (message) ++groups[g].messages;
+    else ++groups[g].matched;
     model::TimeNs first = INT64_MAX, last = INT64_MIN, first_end = INT64_MAX, last_end = INT64_MIN;
     uint32_t last_rank = 0;
     for (uint32_t j : members) {
@@ -141,14 +153,16 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
         last_rank = m.rank_index[j];
       }
     }
-    skews[g].push_back(last - first);
-    end_skews[g].push_back(last_end - first_end);
-    ++out->ranks[last_rank].last_arrivals;
+    if (!message) {
+      skews[g].push_back(last - first);
+      end_skews[g].push_back(last_end - first_end);
+      ++out->ranks[last_rank].last_arrivals;
+    }
     for (uint32_t j : members) {
       RankWait& w = out->ranks[m.rank_index[j]];
       const model::TimeNs d = m.end[j] - m.start[j];
       const model::TimeNs waited = std::clamp<model::TimeNs>(last - m.start[j], 0, d);
-      ++w.matched;
+      if (!message) ++w.matched;
       w.in_collectives += d;
       w.waiting += waited;
       if (m.kind[k] == model::MatchKind::kP2p &&

@@ -49,8 +49,10 @@ struct CollectiveBucket {
 struct GroupSkew {
   std::string group_name;
   std::string group_desc;
-  uint64_t matched = 0;     // collectives seen on two or more ranks
+  uint64_t matched = 0;     // collectives seen on every rank that ran them
   uint64_t unmatched = 0;   // seen on one rank only
+  uint64_t partial = 0;     // on two or more ranks, but outside the window on others (left out)
+  uint64_t messages = 0;    // p2p messages with both ends (waits only; no skew)
   model::TimeNs skew_p50 = 0;   // start skew: max(start) - min(start) across the ranks
   model::TimeNs skew_p99 = 0;
   model::TimeNs skew_max = 0;
@@ -64,7 +66,7 @@ struct RankWait {
   model::TimeNs in_collectives = 0;  // total time in matched collectives
   model::TimeNs waiting = 0;         // of which waiting for the last rank
   uint64_t last_arrivals = 0;        // collectives where this rank started last
-  uint64_t matched = 0;              // matched operations this rank was in
+  uint64_t matched = 0;              // matched collectives this rank was in
   // Messages received (p2p): time waiting for the matched send to start, and the rest.
   model::TimeNs recv_waiting = 0;
   model::TimeNs recv_transfer = 0;
@@ -87,6 +89,9 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
 std::pair<int64_t, int64_t> SizeBucket(int64_t bytes);
 // Nearest-rank percentile of sorted values (p in [0, 100]).
 model::TimeNs Percentile(const std::vector<model::TimeNs>& sorted, double p);
+// The size of a rank's process group |group| (an index in its groups; kNoIndex: the world):
+// as the source gives it, else its member count, else the world size. The n of busbw.
+int GroupSizeOf(const model::RankTrace& rank, uint32_t group);
 // Per row of |rank.comms|: 1 when the op is in the window (its GPU activity is, or it has
 // none: native traces time the op itself).
 std::vector<uint8_t> OpsInWindow(const model::RankTrace& rank, const ActivityWindow& window);

@@ -70,13 +70,12 @@ void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, Cro
     out->contended_time += ContendedTime(ops);
     for (size_t i = 0; i < ops.size(); ++i) {
       const uint32_t row = ops[i].row;
-      const model::ProcessGroup& g = rank.groups[c.group[row]];
       RowAcc& a = rows[{trace.groups[ops[i].job_group].name, c.op[row], SizeBucket(c.bytes[row]).first}];
       const int k = overlaps[i].empty() ? 0 : 1;
       ++a.count[k];
       a.bytes[k] += std::max<int64_t>(c.bytes[row], 0);
       a.time[k] += ops[i].end - ops[i].start;
-      a.group_size = g.size > 0 ? g.size : static_cast<int>(g.ranks.size());
+      a.group_size = GroupSizeOf(rank, c.group[row]);
       for (uint32_t other : overlaps[i]) a.with.insert(trace.groups[other].name);
     }
   }

@@ -61,11 +61,13 @@ std::string Ms(double ns) {
 }
 
 std::string Summary(const CrossRankAnalysis& x, const CollectiveAnalysis& c, size_t ranks, size_t steps) {
-  uint64_t matched = 0;
-  for (const GroupSkew& g : c.groups) matched += g.matched;
-  if (matched == 0) return "No collective was matched across ranks.";
+  uint64_t total = 0;
+  for (const GroupSkew& g : c.groups) total += g.matched;
+  if (total == 0) return "No collective was matched across ranks.";
   if (x.stragglers.empty()) return "No rank arrived last at any collective.";
   const Straggler& s = x.stragglers.front();
+  // Its share of the collectives it was in (in a job of several groups, not of all).
+  const uint64_t matched = std::max<uint64_t>(s.matched, 1);
   const double share = static_cast<double>(s.last_arrivals) / static_cast<double>(matched);
   char pct[16];
   std::snprintf(pct, sizeof(pct), "%.0f%%", 100.0 * share);

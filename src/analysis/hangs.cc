@@ -21,6 +21,15 @@ std::string RankList(const std::vector<int>& ranks) {
   return s;
 }
 
+// The last moment a rank's trace shows anything.
+model::TimeNs TraceEnd(const model::RankTrace& r) {
+  model::TimeNs end = INT64_MIN;
+  for (model::TimeNs t : r.gpu.end) end = std::max(end, t);
+  for (model::TimeNs t : r.host.end) end = std::max(end, t);
+  for (model::TimeNs t : r.comms.end) end = std::max(end, t);
+  return end;
+}
+
 std::string GroupLabel(const model::JobGroup& g) {
   return g.description.empty() ? g.name : g.name + " (" + g.description + ")";
 }
@@ -68,14 +77,22 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
     int64_t top = INT64_MIN;
     for (const auto& [r, s] : by_rank) top = std::max(top, s);
     // Ranks that stopped at the same collective are one finding.
-    std::map<int64_t, std::vector<int>> stopped;
+    std::map<int64_t, std::vector<uint32_t>> stopped;
     for (const auto& [r, s] : by_rank)
-      if (s < top) stopped[s].push_back(trace.ranks[r].rank);
-    for (const auto& [s, ranks] : stopped) {
+      if (s < top) stopped[s].push_back(r);
+    for (const auto& [s, stopped_ranks] : stopped) {
       if (out.size() >= kMaxReported) break;
       auto row = row_of.find({group, s + 1});
       if (row == row_of.end()) continue;
       InWindowMembers(trace, in_window, row->second, &members);
+      // A rank whose trace ends before the others started the collective did not stop:
+      // its profiler did (traces of one job end at slightly different times).
+      model::TimeNs started = INT64_MAX;
+      for (uint32_t j : members) started = std::min(started, m.start[j]);
+      std::vector<int> ranks;
+      for (uint32_t r : stopped_ranks)
+        if (TraceEnd(trace.ranks[r]) > started) ranks.push_back(trace.ranks[r].rank);
+      if (ranks.empty()) continue;
       Hang h;
       h.group = trace.groups[group].name;
       h.seq = s + 1;

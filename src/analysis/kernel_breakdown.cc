@@ -74,6 +74,7 @@ KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
   for (uint32_t i : rows) {
     model::TimeNs d = g.end[i] - g.start[i];
     int c = static_cast<int>(g.cls[i]);
+    if (c >= static_cast<int>(out.class_total.size())) continue;  // unclassified: FinishRank was not run
     out.class_total[c] += d;
     if (c < 3) by_class[c].push_back({g.start[i], g.end[i]});
     Acc& a = acc[g.name[i].value];

@@ -1,6 +1,8 @@
 // Pipeline-parallel structure (cross_rank.h), detected from point-to-point messages: the
 // ranks that exchange messages form chains (stage 0 <-> 1 <-> ... <-> p-1); the first
-// stage is the end of the chain that sends first (activations flow forward first). Per
+// stage is the end of the chain that sends first (activations flow forward first). An
+// interleaved schedule also sends from the last stage to the first (a ring): there stage
+// 0 is the rank that sends first, and the order follows its first message. Per
 // stage and step: the GPU's idle share, and where the idle sits: before the stage's
 // first message of the step (warm-up), between its first and last (steady state), after
 // its last (cool-down). The bubble is the stages' mean idle share, held against the ideal
@@ -58,17 +60,33 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
   for (const Message& msg : messages) adj[msg.from].insert(msg.to), adj[msg.to].insert(msg.from);
   for (const auto& [r, n] : adj)
     if (n.size() > 2) return p;  // not a chain: some other p2p pattern
-  // The chain of the lowest rank; its first stage is the end that sent first.
-  std::vector<uint32_t> chain = Chain(adj, adj.begin()->first);
-  if (adj.at(chain.front()).size() == 2) chain = Chain(adj, chain.back());  // started mid-chain
-  if (chain.size() < 2) return p;
   auto first_send = [&](uint32_t r) {
     TimeNs t = INT64_MAX;
     for (const Message& msg : messages)
       if (msg.from == r) t = std::min(t, msg.send_start);
     return t;
   };
-  if (first_send(chain.back()) < first_send(chain.front())) std::reverse(chain.begin(), chain.end());
+  // The chain of the lowest rank; its first stage is the end that sent first.
+  std::vector<uint32_t> chain = Chain(adj, adj.begin()->first);
+  const bool ring = chain.size() > 2 && adj.at(chain.front()).count(chain.back());
+  if (ring) {
+    // Interleaved (virtual-stage) schedules send from the last stage back to the first:
+    // a ring. Stage 0 is the rank that sends first, and the order follows its first send.
+    uint32_t start = chain[0];
+    for (uint32_t r : chain)
+      if (first_send(r) < first_send(start)) start = r;
+    TimeNs earliest = INT64_MAX;
+    uint32_t next = start;
+    for (const Message& msg : messages)
+      if (msg.from == start && msg.send_start < earliest) earliest = msg.send_start, next = msg.to;
+    auto at = std::find(chain.begin(), chain.end(), start);
+    std::rotate(chain.begin(), at, chain.end());
+    if (chain.size() > 1 && chain[1] != next) std::reverse(chain.begin() + 1, chain.end());
+  } else {
+    if (adj.at(chain.front()).size() == 2) chain = Chain(adj, chain.back());  // started mid-chain
+    if (chain.size() < 2) return p;
+    if (first_send(chain.back()) < first_send(chain.front())) std::reverse(chain.begin(), chain.end());
+  }
   p.detected = true;
   p.stages = static_cast<int>(chain.size());
 

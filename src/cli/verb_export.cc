@@ -65,10 +65,6 @@ int RunExport(ExportArgs args) {
   Result<model::Trace> loaded = LoadJob(args.inputs, "export", args.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
-  analysis::AnalyzeOptions analyze;
-  analyze.threads = args.inputs.load.threads;
-  analyze.window.all_events = true;  // exports cover the whole trace; --steps selects
-  const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
 
   Status written;
   std::string what;
@@ -79,9 +75,13 @@ int RunExport(ExportArgs args) {
     what = fmt::format("{} ({} events)", path, events);
   } else if (args.format == "paraver") {
     const std::string prefix = ParaverPrefix(args.out);
-    written = exporters::WriteParaver(trace, job, prefix, args.options);
+    written = exporters::WriteParaver(trace, analysis::JobAnalysis{}, prefix, args.options);
     what = fmt::format("{0}.prv, {0}.pcf, {0}.row (views: {1})", prefix, ParaverViewsDir());
   } else {
+    // The tables of `analyze --json`: the same analysis, the same window.
+    analysis::AnalyzeOptions analyze;
+    analyze.threads = args.inputs.load.threads;
+    const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
     std::vector<std::string> files;
     written = exporters::WriteCsv(job, args.out, &files);
     what = fmt::format("{}/ ({} tables)", args.out, files.size());

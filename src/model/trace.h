@@ -33,7 +33,8 @@ constexpr ThreadId ToThreadId(int64_t id) { return id >= INT32_MIN && id <= INT3
 
 // Kernel classes (docs/analysis.md): communication = NCCL kernels, memory = memcpy/memset,
 // compute = other kernels; sync markers (cuda_sync) are |kOther|, never compute.
-// |kUnclassified| is what an importer appends; the classify pass replaces it.
+// |kUnclassified| is what an importer appends; the classify pass replaces it, so analyses
+// (whose per-class arrays have the first four) never see it.
 enum class ActivityClass : uint8_t { kCompute, kCommunication, kMemory, kOther, kUnclassified };
 enum class ActivityKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
 // Direction of a memory copy (CUPTI's copy kinds); kNone for everything but memcpy.
@@ -284,6 +285,7 @@ struct ClockOffset {
   TimeNs bound = 0;   // |true offset - offset| <= bound, if collectives cannot end before
                       // every member started; -1 when no collective linked the clocks
   uint64_t samples = 0;  // matched collectives the estimate used
+  bool consistent = true;  // false: the constraints conflict and |bound| is not guaranteed
 };
 
 struct ClockAlignment {

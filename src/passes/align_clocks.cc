@@ -40,6 +40,13 @@ TimeNs KthSmallest(std::vector<TimeNs>* v, size_t k) {
   return (*v)[k];
 }
 
+// Starts and ends of one clock group's members in one collective.
+struct Span {
+  TimeNs last_start = INT64_MIN, first_end = INT64_MAX;
+  void Add(TimeNs start, TimeNs end) { last_start = std::max(last_start, start), first_end = std::min(first_end, end); }
+  bool empty() const { return last_start == INT64_MIN; }
+};
+
 struct Samples {
   std::vector<TimeNs> upper;  // off_g - off_ref <= end_g - start_ref
   std::vector<TimeNs> lower;  // off_g - off_ref >= -(end_ref - start_g) = start_g - end_ref
@@ -56,10 +63,11 @@ void Estimate(Samples* s, model::ClockOffset* out) {
   for (TimeNs& v : s->lower) v = -v;
   TimeNs lo = -KthSmallest(&s->lower, outliers);
   TimeNs mid = KthSmallest(&s->end_gap, s->end_gap.size() / 2);
-  if (lo > hi) std::swap(lo, hi);  // inconsistent timing: still an interval, wider
+  out->samples = s->end_gap.size();
+  out->consistent = lo <= hi;
+  if (!out->consistent) std::swap(lo, hi);  // the constraints conflict: the bound is a guess
   out->offset = std::clamp(mid, lo, hi);
   out->bound = std::max(out->offset - lo, hi - out->offset);
-  out->samples = s->end_gap.size();
 }
 
 }  // namespace
@@ -111,27 +119,26 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
   // Samples of each group against the reference group 0, from every symmetric collective
   // that has members in both.
   std::vector<Samples> samples(groups);
+  std::map<uint32_t, Span> spans;  // per clock group but the reference, in one collective
   const model::MatchedOps& m = trace->matched;
   for (size_t k = 0; k < m.size(); ++k) {
     if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2) continue;
     const uint32_t j0 = m.first[k];
     if (!IsSymmetric(trace->ranks[m.rank_index[j0]].comms.op[m.row[j0]])) continue;
-    // The reference group's earliest start and latest end in this collective.
-    TimeNs ref_start = INT64_MAX, ref_end = INT64_MIN;
-    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j)
-      if (group_of[m.rank_index[j]] == 0) ref_start = std::min(ref_start, m.start[j]), ref_end = std::max(ref_end, m.end[j]);
-    if (ref_start == INT64_MAX) continue;
-    std::map<uint32_t, std::pair<TimeNs, TimeNs>> others;  // group -> (earliest start, latest end)
+    // Every pair (a of the reference, b of group g) bounds off_g - off_ref to
+    // [start_b - end_a, end_b - start_a]; the tightest pair gives
+    // [latest start(g) - earliest end(ref), earliest end(g) - latest start(ref)].
+    Span ref;
+    spans.clear();
     for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
       const uint32_t g = group_of[m.rank_index[j]];
-      if (g == 0) continue;
-      auto [it, added] = others.try_emplace(g, m.start[j], m.end[j]);
-      if (!added) it->second = {std::min(it->second.first, m.start[j]), std::max(it->second.second, m.end[j])};
+      (g == 0 ? ref : spans[g]).Add(m.start[j], m.end[j]);
     }
-    for (const auto& [g, se] : others) {
-      samples[g].upper.push_back(se.second - ref_start);
-      samples[g].lower.push_back(se.first - ref_end);
-      samples[g].end_gap.push_back(se.second - ref_end);
+    if (ref.empty()) continue;
+    for (const auto& [g, s] : spans) {
+      samples[g].upper.push_back(s.first_end - ref.last_start);
+      samples[g].lower.push_back(s.last_start - ref.first_end);
+      samples[g].end_gap.push_back(s.first_end - ref.first_end);
     }
   }
   std::vector<model::ClockOffset> per_group(groups);
@@ -141,10 +148,20 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
     clock.ranks[r].offset = e.offset;
     clock.ranks[r].bound = e.bound;
     clock.ranks[r].samples = e.samples;
+    clock.ranks[r].consistent = e.consistent;
+    const bool first_of_group = std::find(group_of.begin(), group_of.begin() + static_cast<std::ptrdiff_t>(r),
+                                          group_of[r]) == group_of.begin() + static_cast<std::ptrdiff_t>(r);
+    if (!first_of_group) continue;  // one note per clock
+    const std::string who = mode == model::AlignMode::kCollectives
+                                ? "rank " + std::to_string(trace->ranks[r].rank)
+                                : "host " + trace->ranks[r].hostname;
     if (e.bound < 0)
-      clock.notes.push_back("rank " + std::to_string(trace->ranks[r].rank) +
-                            ": no collective links its clock to rank " + std::to_string(trace->ranks[0].rank) +
+      clock.notes.push_back(who + ": no collective links its clock to rank " + std::to_string(trace->ranks[0].rank) +
                             "'s; its times are left as they are");
+    else if (!e.consistent)
+      clock.notes.push_back(who + ": the collectives' timing constraints conflict (a collective ended before "
+                                  "a member started it, beyond the outliers set aside); the offset is an estimate "
+                                  "and its bound is not guaranteed");
   }
   for (size_t r = 0; r < n; ++r)
     if (clock.ranks[r].offset != 0) ShiftRankTimes(&trace->ranks[r], clock.ranks[r].offset);

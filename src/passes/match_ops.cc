@@ -1,6 +1,7 @@
 // The matched-operations table (model::MatchedOps): every op with a group and a sequence
 // number, keyed by (job group, kind, sender, receiver, seq) and sorted, so the ranks that
-// ran the same collective or the two ends of one message are adjacent.
+// ran the same collective or the two ends of one message are adjacent. P2p ops without a
+// known direction and peer (batched send/recv) are left out: nothing can match them.
 #include <algorithm>
 #include <tuple>
 #include <vector>
@@ -47,8 +48,14 @@ void MatchOps(model::Trace* trace) {
   std::vector<Entry> entries;
   for (uint32_t ri = 0; ri < trace->ranks.size(); ++ri) {
     const model::RankTrace& r = trace->ranks[ri];
-    for (uint32_t i = 0; i < r.comms.size(); ++i)
-      if (r.comms.group[i] != model::kNoIndex && r.comms.seq[i] >= 0) entries.push_back(EntryOf(r, ri, i));
+    for (uint32_t i = 0; i < r.comms.size(); ++i) {
+      if (r.comms.group[i] == model::kNoIndex || r.comms.seq[i] < 0) continue;
+      // A p2p op whose other end is unknown (batched send/recv, no peer) matches nothing:
+      // numbered in its own sequence, it must not join the group's collectives.
+      const bool directed = r.comms.op[i] == model::CommOp::kSend || r.comms.op[i] == model::CommOp::kRecv;
+      if (model::IsPointToPoint(r.comms.op[i]) && !(directed && r.comms.peer[i] >= 0)) continue;
+      entries.push_back(EntryOf(r, ri, i));
+    }
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.group, a.kind, a.sender, a.receiver, a.seq, a.rank_index, a.row) <

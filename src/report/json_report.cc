@@ -121,7 +121,8 @@ json ClockJson(const model::ClockAlignment& c) {
                             {"host", o.host},
                             {"offset_us", Us(o.offset)},
                             {"bound_us", o.bound < 0 ? json(nullptr) : json(Us(o.bound))},
-                            {"collectives", o.samples}});
+                            {"collectives", o.samples},
+                            {"bound_guaranteed", o.consistent && o.bound >= 0}});
   j["notes"] = c.notes;
   return j;
 }
@@ -214,6 +215,8 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                            {"group_desc", g.group_desc},
                            {"matched", g.matched},
                            {"unmatched", g.unmatched},
+                           {"partial", g.partial},
+                           {"messages", g.messages},
                            {"start_skew_p50_us", Us(g.skew_p50)},
                            {"start_skew_p99_us", Us(g.skew_p99)},
                            {"start_skew_max_us", Us(g.skew_max)},

@@ -122,6 +122,7 @@ TEST(CrossRank, ARankThatStoppedShortAndADesync) {
       job.Coll(r, g, op, k, k * 1000 * kUs, k * 1000 * kUs + 500 * kUs);
     }
   }
+  job.ranks[2].Gpu("gemm", 2600 * kUs, 6000 * kUs);  // its trace goes on: it is stuck elsewhere
   model::Trace t = job.Finish();
   AnalyzeOptions o;
   o.window.all_events = true;
@@ -137,6 +138,59 @@ TEST(CrossRank, ARankThatStoppedShortAndADesync) {
   EXPECT_EQ(hangs[1].reached, (std::vector<int>{0, 1}));
   EXPECT_NE(hangs[1].detail.find("rank 2 never reached collective #3 (all_reduce) of group 0"), std::string::npos)
       << hangs[1].detail;
+}
+
+TEST(CrossRank, ATraceThatJustEndsEarlierIsNoHang) {
+  Job job(2);
+  for (int r = 0; r < 2; ++r) {
+    uint32_t g = job.Group(r, "0", 2);
+    const int count = r == 1 ? 2 : 3;  // rank 1's profiler stopped before #2
+    for (int k = 0; k < count; ++k) job.Coll(r, g, CommOp::kAllReduce, k, k * 1000 * kUs, k * 1000 * kUs + 500 * kUs);
+  }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  EXPECT_TRUE(Analyze(t, o).cross_rank.hangs.empty());
+}
+
+TEST(CrossRank, BatchedP2pIsNotMistakenForACollective) {
+  Job job(2);
+  for (int r = 0; r < 2; ++r) {
+    uint32_t g = job.Group(r, "0", 2);
+    job.Coll(r, g, CommOp::kAllReduce, 0, 0, 500 * kUs);
+    job.Coll(r, g, CommOp::kSendRecv, -1, 1000 * kUs, 1500 * kUs);  // numbered 0 in its own sequence
+  }
+  model::Trace t = job.Finish();
+  ASSERT_EQ(t.matched.size(), 1u);  // the all-reduce only
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  JobAnalysis a = Analyze(t, o);
+  EXPECT_TRUE(a.cross_rank.hangs.empty());
+  EXPECT_EQ(a.collectives.groups[0].matched, 1u);
+}
+
+TEST(CrossRank, InterleavedPipelineRingStartsAtTheFirstSender) {
+  // 0 -> 1 -> 2 -> 3 -> 0 (virtual stages), rank 2 sends first: stages 2, 3, 0, 1.
+  Job job(4);
+  std::vector<uint32_t> g(4);
+  for (int r = 0; r < 4; ++r) g[r] = job.Group(r, "pp", 4);
+  for (int i = 0; i < 3; ++i)
+    for (int s = 0; s < 4; ++s) {
+      const int from = (2 + s) % 4, to = (3 + s) % 4;
+      const TimeNs t = (i * 10 + s) * 100 * kUs;
+      job.Coll(from, g[from], CommOp::kSend, i, t, t + 10 * kUs, 4096, 19, to);
+      job.Coll(to, g[to], CommOp::kRecv, i, t, t + 10 * kUs, 4096, 19, from);
+    }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  const analysis::Pipeline& p = Analyze(t, o).cross_rank.pipeline;
+  ASSERT_TRUE(p.detected);
+  ASSERT_EQ(p.per_stage.size(), 4u);
+  EXPECT_EQ(p.per_stage[0].rank, 2);
+  EXPECT_EQ(p.per_stage[1].rank, 3);
+  EXPECT_EQ(p.per_stage[2].rank, 0);
+  EXPECT_EQ(p.per_stage[3].rank, 1);
 }
 
 TEST(CrossRank, ContentionSlowsTheOverlappedCollectives) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "analysis/collectives.h"
 #include "common/strings.h"
 #include "exporters/output_file.h"
 #include "model/activity_class.h"
@@ -55,13 +56,6 @@ std::vector<OpFacts> CrossRankFacts(const model::Trace& t) {
   return facts;
 }
 
-int GroupSize(const model::Trace& t, const model::RankTrace& r, uint32_t group) {
-  if (group == model::kNoIndex) return r.world_size;
-  const model::ProcessGroup& g = r.groups[group];
-  if (g.size > 0) return g.size;
-  if (g.job_group != model::kNoIndex && t.groups[g.job_group].size > 0) return t.groups[g.job_group].size;
-  return g.ranks.empty() ? r.world_size : static_cast<int>(g.ranks.size());
-}
 
 std::string_view CategoryOf(model::ActivityKind k) {
   switch (k) {
@@ -154,6 +148,8 @@ class PerfettoWriter {
     WriteHost(r);
     WriteAnnotations(r);
     WriteCounters(rank.counters, pid);
+    WriteSourceFlows(r);
+    names_[r] = {};  // one rank's quoted names at a time: memory stays flat in the rank count
   }
 
   void WriteThreadNames(size_t r) {
@@ -182,7 +178,7 @@ class PerfettoWriter {
     if (ops.group[c] != model::kNoIndex) {
       const model::ProcessGroup& g = rank.groups[ops.group[c]];
       a += fmt::format(R"(,"process_group":{},"group_desc":{},"group_size":{})", Quote(g.name),
-                       Quote(g.description), GroupSize(t_, rank, ops.group[c]));
+                       Quote(g.description), analysis::GroupSizeOf(rank, ops.group[c]));
     }
     if (ops.seq[c] >= 0) a += fmt::format(R"(,"seq":{})", ops.seq[c]);
     if (ops.peer[c] >= 0) a += fmt::format(R"(,"peer":{})", ops.peer[c]);
@@ -190,7 +186,7 @@ class PerfettoWriter {
     if (ops.bytes[c] > 0 && d > 0) {
       const double algbw = static_cast<double>(ops.bytes[c]) / static_cast<double>(d);
       a += fmt::format(R"(,"algbw_gbps":{:.3f},"busbw_gbps":{:.3f})", algbw,
-                       algbw * model::BusBwFactor(ops.op[c], GroupSize(t_, rank, ops.group[c])));
+                       algbw * model::BusBwFactor(ops.op[c], analysis::GroupSizeOf(rank, ops.group[c])));
     }
     if (facts_[r].wait[c] >= 0) {
       fmt::memory_buffer w;
@@ -330,17 +326,18 @@ class PerfettoWriter {
         Flow(ph, cat, k + 1, rank.rank, TrackOf(rank, m.row[j]), m.start[j], name);
       }
     }
-    // The sources' own flows (PyTorch's forward-to-backward links), ids kept per rank.
-    for (size_t r = 0; r < t_.ranks.size(); ++r) {
-      const model::RankTrace& rank = t_.ranks[r];
-      const model::Flows& f = rank.flows;
-      for (uint32_t i = 0; i < f.size(); ++i) {
-        if (!selection_.Host(r, f.time[i], f.time[i])) continue;
-        const char ph = f.phase[i] == model::FlowPhase::kStart ? 's' : (f.phase[i] == model::FlowPhase::kEnd ? 'f' : 't');
-        const int64_t id = (static_cast<int64_t>(r + 1) << 40) | (f.id[i] & ((int64_t{1} << 40) - 1));
-        const std::string& cat = f.category[i].value ? Name(r, f.category[i]) : kFlow;
-        Flow(ph, cat, id, rank.rank, f.tid[i], f.time[i], cat);
-      }
+  }
+
+  // The source's own flows (PyTorch's forward-to-backward links), ids kept apart per rank.
+  void WriteSourceFlows(size_t r) {
+    const model::RankTrace& rank = t_.ranks[r];
+    const model::Flows& f = rank.flows;
+    for (uint32_t i = 0; i < f.size(); ++i) {
+      if (!selection_.Host(r, f.time[i], f.time[i])) continue;
+      const char ph = f.phase[i] == model::FlowPhase::kStart ? 's' : (f.phase[i] == model::FlowPhase::kEnd ? 'f' : 't');
+      const int64_t id = (static_cast<int64_t>(r + 1) << 40) | (f.id[i] & ((int64_t{1} << 40) - 1));
+      const std::string& cat = f.category[i].value ? Name(r, f.category[i]) : kFlow;
+      Flow(ph, cat, id, rank.rank, f.tid[i], f.time[i], cat);
     }
   }
 

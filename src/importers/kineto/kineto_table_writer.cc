@@ -49,6 +49,11 @@ void AddBase(std::vector<model::TimeNs>* column, int64_t base) {
 
 std::string Head(std::string_view name) { return std::string(name.substr(0, 80)); }
 
+// Times beyond +-2^62 ns (146 years) are not from a clock: differences of such times would
+// overflow in the analyses, so such an event is a bad field.
+constexpr int64_t kTimeLimit = int64_t{1} << 62;
+bool TimeInRange(int64_t t) { return t > -kTimeLimit && t < kTimeLimit; }
+
 }  // namespace
 
 std::vector<int> ParseRankList(std::string_view text, bool* out_of_range) {
@@ -77,6 +82,10 @@ std::vector<int> ParseRankList(std::string_view text, bool* out_of_range) {
 }
 
 void KinetoTableWriter::Add(const KinetoEvent& e, uint64_t offset) {
+  if ((e.has_ts && !TimeInRange(e.ts_ns)) || (e.has_dur && !TimeInRange(e.dur_ns))) {
+    rank_->stats.Count(ImportIssue::kMalformedEvent, offset, Head(e.name) + ": time out of range");
+    return;
+  }
   if (e.bad_field && std::string_view(e.bad_field) != "args") {
     rank_->stats.Count(ImportIssue::kMalformedEvent, offset,
                        std::string("field '") + e.bad_field + "' has the wrong type");

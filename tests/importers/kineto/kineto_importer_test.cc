@@ -74,6 +74,18 @@ TEST(KinetoImporter, OutOfRangeRanksAreCountedNotWrapped) {
   EXPECT_EQ(t.groups[0].ranks, (std::vector<int>{0}));
 }
 
+TEST(KinetoImporter, TimesBeyondAnyClockAreBadFields) {
+  std::string json = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ok", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "far", "pid": 0, "tid": 7, "ts": 9000000000000000, "dur": 2, "args": {"stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "long", "pid": 0, "tid": 7, "ts": 1, "dur": 8000000000000000, "args": {"stream": 7}}
+  ]})";
+  Result<model::RankTrace> r = ImportText(json);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->gpu.size(), 1u);
+  EXPECT_EQ(r->stats.count(model::ImportIssue::kMalformedEvent), 2u);
+}
+
 TEST(KinetoImporter, KeepsFlowsInstantsAndThreadNames) {
   std::string json = R"({"traceEvents": [
     {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 5, "tid": 6, "ts": 10, "dur": 5},
