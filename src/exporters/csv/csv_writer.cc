@@ -70,7 +70,18 @@ class CsvWriter {
  public:
   CsvWriter(const analysis::JobAnalysis& j, std::string dir) : job_(j), dir_(std::move(dir)) {}
 
+  // All tables or none: a failure removes the ones already written.
   Status Write(std::vector<std::string>* written) {
+    Status s = WriteAll();
+    if (!s.ok())
+      for (const std::string& name : written_) std::filesystem::remove(dir_ + "/" + name);
+    else if (written)
+      *written = written_;
+    return s;
+  }
+
+ private:
+  Status WriteAll() {
     COMMLENS_RETURN_IF_ERROR(File("ranks.csv", [&](OutputFile* f) { Ranks(f); }));
     COMMLENS_RETURN_IF_ERROR(File("steps.csv", [&](OutputFile* f) { Steps(f); }));
     COMMLENS_RETURN_IF_ERROR(File("kernels.csv", [&](OutputFile* f) { Kernels(f); }));
@@ -79,11 +90,9 @@ class CsvWriter {
     COMMLENS_RETURN_IF_ERROR(File("collectives.csv", [&](OutputFile* f) { Collectives(f); }));
     COMMLENS_RETURN_IF_ERROR(File("cross_rank_groups.csv", [&](OutputFile* f) { CrossRankGroups(f); }));
     COMMLENS_RETURN_IF_ERROR(File("cross_rank_ranks.csv", [&](OutputFile* f) { CrossRankRanks(f); }));
-    if (written) *written = written_;
     return OkStatus();
   }
 
- private:
   template <typename Fill>
   Status File(const std::string& name, Fill fill) {
     COMMLENS_ASSIGN_OR_RETURN(std::unique_ptr<OutputFile> out, OutputFile::Create(dir_ + "/" + name));
