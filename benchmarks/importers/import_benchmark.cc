@@ -6,6 +6,7 @@
 //   build/benchmarks/importers/import_benchmark [--trace=FILE]   (default: the large
 //   benchmark trace of rank 0 when present, else the shipped DDP sample)
 #include <benchmark/benchmark.h>
+#include <simdjson.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -78,6 +79,33 @@ void BM_ParseKineto(benchmark::State& state) {
 
 // The file as the loader imports it: read, gunzipped and parsed in bounded windows
 // (arg: window KiB), one pass, no whole-file buffer.
+// The ceiling: simdjson's on-demand parser alone over the decoded document, touching
+// ts, dur, name and cat of every event (the fields every reader needs), nothing stored.
+// The same method as shared/reference/parse-ceiling.md; the compiler's target flavour.
+void BM_SimdjsonCeiling(benchmark::State& state) {
+  auto f = commlens::importers::ReadInputFile(g_trace);
+  if (!f.ok()) {
+    state.SkipWithError(f.status().message().c_str());
+    return;
+  }
+  simdjson::ondemand::parser parser;
+  uint64_t touched = 0;
+  for (auto _ : state) {
+    simdjson::padded_string_view json(f->buffer.data(), f->buffer.size(), f->buffer.capacity());
+    simdjson::ondemand::document doc = parser.iterate(json);
+    for (auto event : doc["traceEvents"].get_array()) {
+      simdjson::ondemand::object o = event.get_object();
+      for (auto field : o) {
+        std::string_view key = field.unescaped_key();
+        if (key == "ts" || key == "dur") touched += std::string_view(field.value().raw_json_token()).size();
+        else if (key == "name" || key == "cat") touched += std::string_view(field.value().get_string()).size();
+      }
+    }
+  }
+  benchmark::DoNotOptimize(touched);
+  state.SetBytesProcessed(static_cast<int64_t>(f->buffer.size()) * state.iterations());
+}
+
 void BM_StreamKineto(benchmark::State& state) {
   commlens::importers::KinetoStreamOptions options;
   options.window_bytes = static_cast<size_t>(state.range(0)) << 10;
@@ -123,6 +151,7 @@ void BM_AnalyzeRank(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Gunzip)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SimdjsonCeiling)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ParseKineto)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_StreamKineto)->Arg(256)->Arg(1024)->Arg(2048)->Arg(8192)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FinishRank)->Unit(benchmark::kMillisecond)->UseRealTime();
