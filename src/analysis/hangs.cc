@@ -42,7 +42,8 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
   std::vector<Hang> out;
   std::vector<uint32_t> members;
   // Per group: each rank's last collective (seq) and the rows by seq.
-  std::map<uint32_t, std::map<uint32_t, int64_t>> last;  // group -> rank index -> seq
+  constexpr int64_t kNone = -1;
+  std::map<uint32_t, std::vector<int64_t>> last;  // group -> per rank index, kNone when absent
   std::map<std::pair<uint32_t, int64_t>, uint32_t> row_of;
   for (uint32_t k = 0; k < m.size(); ++k) {
     if (m.kind[k] != model::MatchKind::kCollective) continue;
@@ -50,10 +51,8 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
     if (members.empty()) continue;
     row_of[{m.group[k], m.seq[k]}] = k;
     auto& by_rank = last[m.group[k]];
-    for (uint32_t j : members) {
-      int64_t& s = by_rank.try_emplace(m.rank_index[j], m.seq[k]).first->second;
-      s = std::max(s, m.seq[k]);
-    }
+    if (by_rank.empty()) by_rank.assign(trace.ranks.size(), kNone);
+    for (uint32_t j : members) by_rank[m.rank_index[j]] = std::max(by_rank[m.rank_index[j]], m.seq[k]);
     // Desync: one collective, different ops.
     const model::CommOp op0 = trace.ranks[m.rank_index[members[0]]].comms.op[m.row[members[0]]];
     for (uint32_t j : members) {
@@ -75,11 +74,11 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
   }
   for (const auto& [group, by_rank] : last) {
     int64_t top = INT64_MIN;
-    for (const auto& [r, s] : by_rank) top = std::max(top, s);
+    for (int64_t s : by_rank) top = std::max(top, s);
     // Ranks that stopped at the same collective are one finding.
     std::map<int64_t, std::vector<uint32_t>> stopped;
-    for (const auto& [r, s] : by_rank)
-      if (s < top) stopped[s].push_back(r);
+    for (uint32_t r = 0; r < by_rank.size(); ++r)
+      if (by_rank[r] != kNone && by_rank[r] < top) stopped[by_rank[r]].push_back(r);
     for (const auto& [s, stopped_ranks] : stopped) {
       if (out.size() >= kMaxReported) break;
       auto row = row_of.find({group, s + 1});
