@@ -27,6 +27,35 @@ struct Acc {
   std::map<std::string_view, double> kernel_excess;  // late rank's time - others' mean
 };
 
+// Adds to |a| (the late rank's) what the stretch before collective k held on the late
+// member |last| beyond the others' median: compute, idle, other groups' communication,
+// and per kernel name the late rank's time minus the others' mean.
+void Explain(const model::MatchedOps& m, uint32_t k, const std::vector<uint32_t>& members, uint32_t last,
+             const std::vector<uint32_t>& previous, const std::vector<GpuStretches>& gpu, Acc* a) {
+  std::vector<TimeNs> compute, idle, other;
+  std::map<std::string_view, TimeNs> late_kernels, other_kernels;
+  Stretch late;
+  for (uint32_t j : members) {
+    const uint32_t r = m.rank_index[j];
+    auto& names = j == last ? late_kernels : other_kernels;
+    Stretch s = gpu[r].Measure(m.end[previous[r]], m.start[j], m.group[k],
+                               [&](std::string_view n, TimeNs t) { names[n] += t; });
+    if (j == last) {
+      late = s;
+      continue;
+    }
+    compute.push_back(s.compute);
+    idle.push_back(s.idle);
+    other.push_back(s.other_comm);
+  }
+  a->s.excess_compute += late.compute - Median(compute);
+  a->s.excess_idle += late.idle - Median(idle);
+  a->s.excess_other_comm += late.other_comm - Median(other);
+  const double others = static_cast<double>(members.size() - 1);
+  for (const auto& [name, t] : late_kernels) a->kernel_excess[name] += static_cast<double>(t);
+  for (const auto& [name, t] : other_kernels) a->kernel_excess[name] -= static_cast<double>(t) / others;
+}
+
 }  // namespace
 
 std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps) {
@@ -67,29 +96,8 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
                          std::all_of(members.begin(), members.end(),
                                      [&](uint32_t j) { return previous[m.rank_index[j]] != model::kNoIndex; });
     if (explain) {
-      std::vector<TimeNs> compute, idle, other;
-      std::map<std::string_view, TimeNs> late_kernels, other_kernels;
-      Stretch late;
-      for (uint32_t j : members) {
-        const uint32_t r = m.rank_index[j];
-        auto& names = j == last ? late_kernels : other_kernels;
-        Stretch s = gpu[r].Measure(m.end[previous[r]], m.start[j], m.group[k],
-                                   [&](std::string_view n, TimeNs t) { names[n] += t; });
-        if (j == last) {
-          late = s;
-          continue;
-        }
-        compute.push_back(s.compute);
-        idle.push_back(s.idle);
-        other.push_back(s.other_comm);
-      }
-      a.s.excess_compute += late.compute - Median(compute);
-      a.s.excess_idle += late.idle - Median(idle);
-      a.s.excess_other_comm += late.other_comm - Median(other);
+      Explain(m, k, members, last, previous, gpu, &a);
       a.explained_lateness += lateness;
-      const double others = static_cast<double>(members.size() - 1);
-      for (const auto& [name, t] : late_kernels) a.kernel_excess[name] += static_cast<double>(t);
-      for (const auto& [name, t] : other_kernels) a.kernel_excess[name] -= static_cast<double>(t) / others;
     }
     for (uint32_t j : members) previous[m.rank_index[j]] = j;
   }
