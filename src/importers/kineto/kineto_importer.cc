@@ -9,6 +9,7 @@
 #include "importers/kineto/kineto_keys.h"
 #include "importers/kineto/kineto_metadata_parser.h"
 #include "importers/kineto/kineto_table_writer.h"
+#include "importers/kineto/kineto_tokenizer.h"
 
 namespace commlens::importers::COMMLENS_SIMD_NS {
 
@@ -28,20 +29,6 @@ std::string LineAndColumn(std::string_view text, uint64_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(offset - line_start + 1);
 }
 
-// Where the string that never closes opens: the last quote that starts a string.
-uint64_t UnclosedStringStart(std::string_view text) {
-  bool in_string = false;
-  uint64_t opened = 0;
-  for (uint64_t i = 0; i < text.size(); ++i) {
-    if (in_string && text[i] == '\\') {
-      ++i;
-    } else if (text[i] == '"') {
-      in_string = !in_string;
-      if (in_string) opened = i;
-    }
-  }
-  return opened;
-}
 
 class KinetoDocumentReader {
  public:
@@ -81,7 +68,8 @@ Status KinetoDocumentReader::Read() {
   simdjson::padded_string_view json(input_.data(), input_.size(), input_.capacity());
   error_code err = parser.iterate(json).get(doc);
   if (err == simdjson::UNCLOSED_STRING)  // found by the structural pre-pass, which has no position
-    return ErrorAt(UnclosedStringStart(input_.view()), "unclosed string: the file was cut short inside it");
+    return ErrorAt(std::min(UnclosedStringStart(input_.data(), 0, input_.size()), input_.size()),
+                   "unclosed string: the file was cut short inside it");
   if (err) return Error(name_ + ": not JSON: " + simdjson::error_message(err));
   ondemand::object top;
   err = doc.get_object().get(top);
