@@ -23,7 +23,19 @@ using model::TimeNs;
 struct Message {
   uint32_t from, to;  // rank indices
   TimeNs send_start;
+  TimeNs launched;  // the host time the send was launched (its GPU start when unknown)
 };
+
+// When an op was launched on the host: steps are host ranges, and a GPU runs behind its
+// host, so an op belongs to the step in which it was launched (as analyze attributes
+// kernels to steps).
+TimeNs Launched(const model::RankTrace& r, uint32_t op) {
+  const uint32_t a = r.comms.activity[op];
+  const TimeNs t = a == model::kNoIndex ? model::kNoTime : r.gpu.launch[a];
+  return t == model::kNoTime ? r.comms.start[op] : t;
+}
+
+bool In(TimeNs t, const model::ProfilerStep& s) { return t >= s.start && t <= s.end; }
 
 // The chain through |start| in an undirected graph of degree <= 2, in order.
 std::vector<uint32_t> Chain(const std::map<uint32_t, std::set<uint32_t>>& adj, uint32_t start) {
@@ -53,7 +65,8 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
     if (members.size() != 2) continue;
     uint32_t send = members[0], recv = members[1];
     if (trace.ranks[m.rank_index[send]].comms.op[m.row[send]] != model::CommOp::kSend) std::swap(send, recv);
-    messages.push_back({m.rank_index[send], m.rank_index[recv], m.start[send]});
+    const model::RankTrace& sender = trace.ranks[m.rank_index[send]];
+    messages.push_back({m.rank_index[send], m.rank_index[recv], m.start[send], Launched(sender, m.row[send])});
   }
   if (messages.empty()) return p;
   std::map<uint32_t, std::set<uint32_t>> adj;
@@ -93,24 +106,28 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
   // Micro-batches: forward messages from stage 0 to stage 1 per step of stage 0.
   const model::RankTrace& first = trace.ranks[chain[0]];
   uint64_t forward = 0;
-  std::vector<std::pair<TimeNs, char>> order;  // stage 0's sends (F) and receives (B) in time
+  std::vector<std::pair<TimeNs, char>> order;  // stage 0's sends (F) and receives (B), by launch
   for (const Message& msg : messages) {
-    if (msg.from == chain[0] && msg.to == chain[1]) ++forward, order.push_back({msg.send_start, 'F'});
-    if (msg.from == chain[1] && msg.to == chain[0]) order.push_back({msg.send_start, 'B'});
+    if (msg.from == chain[0] && msg.to == chain[1]) ++forward, order.push_back({msg.launched, 'F'});
+    if (msg.from == chain[1] && msg.to == chain[0]) order.push_back({msg.launched, 'B'});
   }
   // Per step that has forward messages (the median over such steps); all of them without steps.
   std::vector<int> per_step;
   for (const model::ProfilerStep& step : first.steps) {
     int n = 0;
     for (const Message& msg : messages)
-      n += msg.from == chain[0] && msg.to == chain[1] && msg.send_start >= step.start && msg.send_start <= step.end;
+      n += msg.from == chain[0] && msg.to == chain[1] && In(msg.launched, step);
     if (n > 0) per_step.push_back(n);
   }
   std::sort(per_step.begin(), per_step.end());
   p.microbatches = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
   std::sort(order.begin(), order.end());
   // GPipe: within a step every forward precedes every backward; 1F1B interleaves them.
-  const model::ProfilerStep* step0 = first.steps.empty() ? nullptr : &first.steps.front();
+  // Judged in the first step with forward messages (the first step is often partial).
+  const model::ProfilerStep* step0 = nullptr;
+  for (const model::ProfilerStep& step : first.steps)
+    if (!step0 && std::any_of(order.begin(), order.end(), [&](const auto& o) { return o.second == 'F' && In(o.first, step); }))
+      step0 = &step;
   bool backward_seen = false, interleaved = false;
   for (const auto& [t, kind] : order) {
     if (step0 && (t < step0->start || t > step0->end)) continue;
@@ -134,7 +151,7 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
     for (const model::ProfilerStep& step : rank.steps) {
       TimeNs lo = INT64_MAX, hi = INT64_MIN;
       for (uint32_t i = 0; i < rank.comms.size(); ++i)
-        if (model::IsPointToPoint(rank.comms.op[i]) && rank.comms.start[i] >= step.start && rank.comms.start[i] <= step.end)
+        if (model::IsPointToPoint(rank.comms.op[i]) && In(Launched(rank, i), step))
           lo = std::min(lo, rank.comms.start[i]), hi = std::max(hi, rank.comms.end[i]);
       if (lo > hi) continue;
       s.warmup_idle += gpu.Measure(step.start, lo, model::kNoIndex).idle;

@@ -230,7 +230,7 @@ model::Trace Pipeline(int p, int m, bool one_f_one_b) {
   }
   for (int s = 0; s + 1 < p; ++s)
     for (int i = 0; i < m; ++i) {
-      TimeNs f = (s * 10 + i * (one_f_one_b ? 2 : 1)) * 100 * kUs, b = f + (one_f_one_b ? 100 : 5000) * kUs;
+      TimeNs f = (1 + s * 10 + i * (one_f_one_b ? 2 : 1)) * 100 * kUs, b = f + (one_f_one_b ? 100 : 5000) * kUs;
       job.Coll(s, g[s], CommOp::kSend, i, f, f + 10 * kUs, 4096, 19, s + 1);
       job.Coll(s + 1, g[s + 1], CommOp::kRecv, i, f, f + 10 * kUs, 4096, 19, s);
       job.Coll(s + 1, g[s + 1], CommOp::kSend, i, b, b + 10 * kUs, 4096, 19, s);
