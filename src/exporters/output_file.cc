@@ -98,6 +98,7 @@ Status OutputFile::Commit() {
       zs.next_out = reinterpret_cast<Bytef*>(deflater_->out.get());
       zs.avail_out = static_cast<uInt>(kBufferSize);
       rc = deflate(&zs, Z_FINISH);
+      if (rc == Z_STREAM_ERROR) Fail("zlib stream error");  // ends the loop: no spinning
       WriteRaw(deflater_->out.get(), kBufferSize - zs.avail_out);
     }
   }

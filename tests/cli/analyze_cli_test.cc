@@ -9,29 +9,16 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "testing/cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using commlens::testing::Commlens;
+using commlens::testing::CliRun;
+using commlens::testing::kSamples;
+using commlens::testing::Shell;
 
-struct CliRun {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun Shell(const std::string& command) {
-  std::string cmd = command + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-CliRun Commlens(const std::string& args) { return Shell(std::string(COMMLENS_BIN) + " " + args); }
-
-const std::string kSamples = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces";
 
 TEST(AnalyzeCli, SampleTracesSucceed) {
   for (const char* w : {"ddp", "fsdp", "moe"}) {

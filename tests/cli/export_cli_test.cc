@@ -11,27 +11,15 @@
 #include <fstream>
 #include <string>
 
+#include "testing/cli_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using commlens::testing::Commlens;
+using commlens::testing::CliRun;
+using commlens::testing::kSamples;
 
-struct CliRun {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun Commlens(const std::string& args) {
-  std::string cmd = std::string(COMMLENS_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-const std::string kSamples = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces";
 
 class ExportCli : public ::testing::Test {
  protected:

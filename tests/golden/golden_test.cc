@@ -18,6 +18,7 @@
 #include "analysis/analyze.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
+#include "testing/sample_job.h"
 #include "report/text_report.h"
 
 namespace commlens {
@@ -30,20 +31,8 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-struct Analyzed {
-  model::Trace trace;
-  analysis::JobAnalysis job;
-};
-
-// Runs from the source tree so paths in the output are the ones the CLI prints there.
-Analyzed AnalyzeSample(const std::string& workload) {
-  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
-  auto t = importers::LoadTrace({"examples/traces/" + workload}, {});
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  Analyzed a{std::move(t).value(), {}};
-  a.job = analysis::Analyze(a.trace, {});
-  return a;
-}
+using testing::Analyzed;
+using testing::AnalyzeSample;
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 class KinetoGolden : public ::testing::TestWithParam<std::string> {};

@@ -22,6 +22,7 @@
 #include "report/html/html_report.h"
 #include "report/html/step_timeline.h"
 #include "report/json_report.h"
+#include "testing/sample_job.h"
 
 namespace commlens {
 namespace {
@@ -30,19 +31,8 @@ using nlohmann::json;
 using report::html::TimelineRow;
 using report::html::TimelineState;
 
-struct Analyzed {
-  model::Trace trace;
-  analysis::JobAnalysis job;
-};
-
-Analyzed AnalyzeSample(const std::string& workload) {
-  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
-  auto t = importers::LoadTrace({"examples/traces/" + workload}, {});
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  Analyzed a{std::move(t).value(), {}};
-  a.job = analysis::Analyze(a.trace, {});
-  return a;
-}
+using testing::Analyzed;
+using testing::AnalyzeSample;
 
 std::string Between(const std::string& text, const std::string& open, const std::string& close) {
   const size_t a = text.find(open);
