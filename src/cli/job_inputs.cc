@@ -15,12 +15,18 @@ void AddJobInputOptions(CLI::App* cmd, JobInputs* inputs) {
       ->type_name("TRACE_DIR_OR_FILES");
   cmd->add_flag("--strict", inputs->load.strict, "Fail when any file cannot be read (default: go on)");
   cmd->add_option("--threads", inputs->load.threads, "Worker threads (default: all hardware threads)");
-  const std::map<std::string, model::AlignMode> modes = {
-      {"auto", model::AlignMode::kAuto}, {"collectives", model::AlignMode::kCollectives}, {"none", model::AlignMode::kNone}};
-  cmd->add_option("--align", inputs->load.align,
-                  "Clock alignment across ranks from matched collectives: auto (hosts only), collectives "
-                  "(every rank), none")
-      ->transform(CLI::CheckedTransformer(modes, CLI::ignore_case))
+  cmd->add_option_function<std::string>(
+         "--align",
+         [inputs](const std::string& mode) {
+           static const std::map<std::string, model::AlignMode> kModes = {{"auto", model::AlignMode::kAuto},
+                                                                          {"collectives", model::AlignMode::kCollectives},
+                                                                          {"none", model::AlignMode::kNone}};
+           inputs->load.align = kModes.at(mode);
+         },
+         "Clock alignment across ranks from matched collectives: auto (hosts only), collectives "
+         "(every rank), none")
+      ->check(CLI::IsMember({"auto", "collectives", "none"}))
+      ->type_name("MODE")
       ->default_str("auto");
 }
 

@@ -7,8 +7,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "commlens: where the time of a distributed GPU training job goes.\n"
       "Imports PyTorch profiler (Kineto) traces and commlens recordings, analyzes compute,\n"
-      "communication and idle time per rank, exports the job to Perfetto, Paraver and CSV,\n"
-      "benchmarks collectives (and compares saved runs) and inspects the topology.\n"
+      "communication and idle time per rank and across ranks, exports the job to Perfetto,\n"
+      "Paraver and CSV, writes a self-contained HTML report, benchmarks collectives (and\n"
+      "compares saved runs) and inspects the topology.\n"
       "Run 'commlens VERB --help' for each verb.\n"
       "Exit code 64: a usage error (wrong option or argument), for every verb.",
       "commlens"};

@@ -75,7 +75,10 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "(compute / non-compute / idle), communication-compute overlap and exposed\n"
       "communication, per profiler step; the kernel breakdown; idle gaps per stream (host\n"
       "wait / kernel wait / other); and collectives per process group, op and message size\n"
-      "with algbw/busbw, matched across ranks. Definitions: docs/analysis.md.\n\n"
+      "with algbw/busbw, matched across ranks; then the cross-rank findings: which rank\n"
+      "arrives last, what it costs the others and why, hangs, process-group contention,\n"
+      "pipeline bubble, NCCL algorithm and protocol; clocks aligned across hosts (--align).\n"
+      "Definitions: docs/analysis.md.\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
       "failed); 2 some files failed and the others were analyzed; 64 usage error.");
   AddJobInputOptions(cmd, &args->inputs);
