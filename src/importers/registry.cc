@@ -3,7 +3,10 @@
 #include <array>
 
 #include "importers/common/input_file.h"
+#include "common/strings.h"
 #include "importers/kineto/kineto_importer.h"
+#include "importers/nsys/nsys_importer.h"
+#include "importers/nsys/nsys_report.h"
 #include "passes/finish.h"
 #if COMMLENS_HAS_NATIVE_IMPORT
 #include "importers/native/native_importer.h"
@@ -13,14 +16,25 @@ namespace commlens::importers {
 
 namespace {
 
+Result<std::vector<model::RankTrace>> One(Result<model::RankTrace> r) {
+  if (!r.ok()) return r.status();
+  std::vector<model::RankTrace> v;
+  v.push_back(std::move(r).value());
+  return v;
+}
+
 // Streamed in bounded windows: memory is the model plus a few MB, not the file.
-Result<model::RankTrace> ImportKinetoFile(const std::string& path) { return StreamKinetoTrace(path); }
+Result<std::vector<model::RankTrace>> ImportKinetoFile(const std::string& path) { return One(StreamKinetoTrace(path)); }
+#if COMMLENS_HAS_NATIVE_IMPORT
+Result<std::vector<model::RankTrace>> ImportNativeFile(const std::string& path) { return One(ImportNativeTrace(path)); }
+#endif
 
 // Binary formats first: their magic is exact; the JSON sniff is a guess.
 constexpr std::array kImporters = {
 #if COMMLENS_HAS_NATIVE_IMPORT
-    Importer{"native", "a commlens native trace (.cltrace)", LooksLikeNativeTrace, ImportNativeTrace},
+    Importer{"native", "a commlens native trace (.cltrace)", LooksLikeNativeTrace, ImportNativeFile},
 #endif
+    Importer{"nsys", "an Nsight Systems SQLite export (.sqlite)", LooksLikeSqlite, ImportNsysExport},
     Importer{"kineto", "a Kineto (PyTorch profiler) JSON trace", LooksLikeKinetoTrace, ImportKinetoFile},
 };
 
@@ -34,7 +48,17 @@ const Importer* FindImporter(std::string_view head) {
   return nullptr;
 }
 
-Result<model::RankTrace> ImportFile(const std::string& path) {
+Result<std::vector<model::RankTrace>> ImportFile(const std::string& path) {
+  if (EndsWith(path, kNsysReportSuffix)) {
+    COMMLENS_ASSIGN_OR_RETURN(NsysExport exported, ExportNsysReport(path));
+    COMMLENS_ASSIGN_OR_RETURN(std::vector<model::RankTrace> ranks, ImportNsysExport(exported.sqlite));
+    for (model::RankTrace& r : ranks) {
+      r.path = path;
+      r.notes.push_back(exported.note);
+      passes::FinishRank(&r);
+    }
+    return ranks;
+  }
   COMMLENS_ASSIGN_OR_RETURN(std::string head, ReadDecodedHead(path, kSniffBytes));
   const Importer* importer = FindImporter(head);
   if (!importer) {
@@ -42,9 +66,9 @@ Result<model::RankTrace> ImportFile(const std::string& path) {
     for (const Importer& i : kImporters) expected += (expected.empty() ? "" : " or ") + std::string(i.accepts);
     return Error(path + ": not a trace commlens reads: expected " + expected);
   }
-  COMMLENS_ASSIGN_OR_RETURN(model::RankTrace rank, importer->import(path));
-  passes::FinishRank(&rank);
-  return rank;
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<model::RankTrace> ranks, importer->import(path));
+  for (model::RankTrace& r : ranks) passes::FinishRank(&r);
+  return ranks;
 }
 
 }  // namespace commlens::importers

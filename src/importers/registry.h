@@ -1,11 +1,13 @@
 // The importers commlens has, one entry per input format. Each has a cheap |sniff| on the
-// first decoded bytes of a file and an |import| that reads the whole file into one rank
-// (appending rows only). Adding a format is adding an entry in registry.cc.
+// first decoded bytes of a file and an |import| that reads the whole file into its ranks
+// (one for a per-rank trace; an Nsight Systems report may hold several processes),
+// appending rows only. Adding a format is adding an entry in registry.cc.
 #pragma once
 
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "model/trace.h"
@@ -16,7 +18,7 @@ struct Importer {
   std::string_view name;      // "kineto", "native": RankTrace::format
   std::string_view accepts;   // for messages: "a Kineto (PyTorch profiler) JSON trace"
   bool (*sniff)(std::string_view head);
-  Result<model::RankTrace> (*import)(const std::string& path);
+  Result<std::vector<model::RankTrace>> (*import)(const std::string& path);
 };
 
 // Bytes of a file's decoded start that every sniff is given (fewer for a short file).
@@ -27,7 +29,9 @@ std::span<const Importer> Importers();
 // The importer whose sniff accepts |head|, or nullptr.
 const Importer* FindImporter(std::string_view head);
 
-// Imports one file of any supported format and runs the per-rank finishing passes.
-Result<model::RankTrace> ImportFile(const std::string& path);
+// Imports one file of any supported format and runs the per-rank finishing passes on each
+// of its ranks. An Nsight Systems report (.nsys-rep) is exported to SQLite first
+// (nsys/nsys_report.h).
+Result<std::vector<model::RankTrace>> ImportFile(const std::string& path);
 
 }  // namespace commlens::importers

@@ -4,11 +4,11 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
-#include <optional>
 
 #include "common/file.h"
 #include "common/parallel_for.h"
 #include "common/strings.h"
+#include "importers/nsys/nsys_report.h"
 #include "importers/registry.h"
 #include "passes/finish.h"
 
@@ -20,7 +20,21 @@ namespace {
 
 bool IsTraceFileName(const std::string& name) {
   return EndsWith(name, ".json") || EndsWith(name, ".json.gz") || EndsWith(name, ".gz") ||
-         EndsWith(name, ".cltrace");
+         EndsWith(name, ".cltrace") || EndsWith(name, ".sqlite") || EndsWith(name, kNsysReportSuffix);
+}
+
+// A folder with both report.nsys-rep and its export report.sqlite is read once, from the
+// export (the cache commlens or the user made).
+void DropReportsWithExports(std::vector<std::string>* found) {
+  std::vector<std::string> kept;
+  for (const std::string& f : *found) {
+    if (EndsWith(f, kNsysReportSuffix)) {
+      std::string exported = f.substr(0, f.size() - kNsysReportSuffix.size()) + ".sqlite";
+      if (std::find(found->begin(), found->end(), exported) != found->end()) continue;
+    }
+    kept.push_back(f);
+  }
+  *found = std::move(kept);
 }
 
 std::string FileName(const std::string& path) { return fs::path(path).filename().string(); }
@@ -44,8 +58,9 @@ Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& in
       if (ec) return Error(input + ": cannot list directory: " + ec.message());
       if (found.empty())
         return Error(input + ": no trace files in this directory (looked for *.json, *.json.gz, "
-                             "*.gz, *.cltrace)");
+                             "*.gz, *.cltrace, *.sqlite, *.nsys-rep)");
       std::sort(found.begin(), found.end());
+      DropReportsWithExports(&found);
       files.insert(files.end(), found.begin(), found.end());
     } else {
       files.push_back(input);
@@ -76,7 +91,8 @@ int RankFromFileName(const std::string& path) {
 Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options) {
   COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs));
 
-  std::vector<std::optional<model::RankTrace>> loaded(files.size());
+  // One file gives one rank, or several (an Nsight Systems report of a whole node).
+  std::vector<std::vector<model::RankTrace>> loaded(files.size());
   std::vector<std::string> errors(files.size());
   LoadProgress* progress = options.progress;
   if (progress) {
@@ -91,49 +107,51 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
   }
   ParallelFor(files.size(), options.threads, [&](size_t i) {
     ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
-    Result<model::RankTrace> r = ImportFile(files[i]);
+    Result<std::vector<model::RankTrace>> r = ImportFile(files[i]);
     if (progress) ++progress->files_done;
     if (r.ok()) loaded[i] = std::move(r).value();
     else errors[i] = r.status().message();
   });
 
   model::Trace trace;
-  std::map<int, size_t> owner;  // rank -> index in files
-  std::vector<size_t> unranked;
+  std::map<int, std::pair<size_t, size_t>> owner;  // rank -> (file, rank in file)
+  std::vector<std::pair<size_t, size_t>> unranked;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (!loaded[i]) {
+    if (!errors[i].empty()) {
       trace.failures.push_back({files[i], errors[i]});
       continue;
     }
-    model::RankTrace& r = *loaded[i];
-    if (r.rank < 0) {
-      int from_name = RankFromFileName(files[i]);
-      if (from_name < 0) {
-        unranked.push_back(i);
+    for (size_t k = 0; k < loaded[i].size(); ++k) {
+      model::RankTrace& r = loaded[i][k];
+      // A file name names one rank: a file that holds several ranks cannot use it.
+      if (r.rank < 0 && loaded[i].size() == 1) {
+        int from_name = RankFromFileName(files[i]);
+        if (from_name >= 0) {
+          r.rank = from_name;
+          r.notes.push_back("no rank in the trace: rank " + std::to_string(from_name) + " taken from the file name");
+        }
+      }
+      if (r.rank < 0) {
+        unranked.push_back({i, k});
         continue;
       }
-      r.rank = from_name;
-      r.notes.push_back("no distributedInfo.rank in the trace: rank " + std::to_string(from_name) +
-                        " taken from the file name");
-    }
-    auto [it, inserted] = owner.emplace(r.rank, i);
-    if (!inserted) {
-      trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) +
-                                              ", which " + files[it->second] +
-                                              " already has; this file is skipped"});
-      loaded[i].reset();
+      auto [it, inserted] = owner.emplace(r.rank, std::make_pair(i, k));
+      if (!inserted) {
+        trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) + ", which " +
+                                                files[it->second.first] + " already has; this " +
+                                                (loaded[i].size() > 1 ? "process" : "file") + " is skipped"});
+      }
     }
   }
   // Files with no rank anywhere get the lowest free numbers, in file-name order.
   int candidate = 0;
-  for (size_t i : unranked) {
+  for (auto [i, k] : unranked) {
     while (owner.count(candidate)) ++candidate;
-    loaded[i]->rank = candidate;
-    loaded[i]->notes.push_back("no rank in the trace or its file name: assigned rank " +
-                               std::to_string(candidate));
-    owner.emplace(candidate, i);
+    loaded[i][k].rank = candidate;
+    loaded[i][k].notes.push_back("no rank in the trace or its file name: assigned rank " + std::to_string(candidate));
+    owner.emplace(candidate, std::make_pair(i, k));
   }
-  for (auto& [rank, i] : owner) trace.ranks.push_back(std::move(*loaded[i]));
+  for (auto& [rank, at] : owner) trace.ranks.push_back(std::move(loaded[at.first][at.second]));
   passes::FinishJob(&trace, {options.align});
 
   if (options.strict && !trace.failures.empty()) {

@@ -138,6 +138,8 @@ struct ProcessGroup {
 // Flags of a communication operation.
 enum CommFlags : uint8_t {
   kCommCopyEngine = 1,  // a copy-engine collective (NCCL 2.28+): numbered apart
+  kCommBytesPerRank = 2,  // |bytes| is one rank's share and the group's size was unknown to
+                          // the importer: the job-groups pass multiplies it by the size
 };
 
 // Communication operations, one row per collective or p2p call on this rank.

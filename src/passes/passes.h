@@ -2,6 +2,9 @@
 // Each is safe to run on a rank whose tables are empty.
 #pragma once
 
+#include <cstdint>
+#include <string_view>
+
 #include "model/trace.h"
 
 namespace commlens::passes {
@@ -12,6 +15,9 @@ void LinkLaunches(model::RankTrace* rank);
 void NumberOps(model::RankTrace* rank);
 void NestAnnotations(model::RankTrace* rank);
 void FindSteps(model::RankTrace* rank);
+// The iteration number of an NVTX range named like one ("step 3", "iteration_3"), used by
+// FindSteps for traces without ProfilerStep#N.
+bool IterationNumber(std::string_view name, int64_t* number);
 
 void BuildJobGroups(model::Trace* trace);
 void MatchOps(model::Trace* trace);

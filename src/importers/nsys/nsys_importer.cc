@@ -1,0 +1,526 @@
+#include "importers/nsys/nsys_importer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "common/file.h"
+#include "common/strings.h"
+#include "importers/common/chunked_source.h"
+#include "importers/nsys/nccl_calls.h"
+#include "importers/nsys/nvtx_payload.h"
+#include "importers/nsys/sqlite_db.h"
+
+namespace commlens::importers {
+
+using model::ActivityKind;
+using model::HostKind;
+using model::ImportIssue;
+using model::TimeNs;
+using nsys::Database;
+using nsys::Statement;
+
+namespace {
+
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+
+// nsys's ids: globalTid = <HW:8><VM:8><PID:24><TID:24>; globalPid holds the PID part.
+int64_t PidOf(int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
+int64_t TidOf(int64_t global_tid) { return global_tid & 0xFFFFFF; }
+
+// NVTX event types (ENUM_NSYS_EVENT_TYPE).
+constexpr int64_t kNvtxMark = 34;
+constexpr int64_t kNvtxPushPop = 59;
+constexpr int64_t kNvtxStartEnd = 60;
+constexpr int64_t kNvtxDomainCreate = 75;
+
+// A gzipped export is inflated into a temporary file SQLite can open, removed afterwards.
+class TempCopy {
+ public:
+  ~TempCopy() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+  Status Inflate(const std::string& source) {
+    COMMLENS_ASSIGN_OR_RETURN(ChunkedSource in, ChunkedSource::Open(source));
+    const char* dir = std::getenv("TMPDIR");
+    std::string templ = std::string(dir && *dir ? dir : "/tmp") + "/commlens-nsys-XXXXXX";
+    std::vector<char> name(templ.begin(), templ.end());
+    name.push_back('\0');
+    int fd = ::mkstemp(name.data());
+    if (fd < 0) return Error(source + ": cannot create a temporary file in " + templ + " to inflate it into");
+    path_ = name.data();
+    std::unique_ptr<FILE, int (*)(FILE*)> out(::fdopen(fd, "wb"), &std::fclose);
+    if (!out) return Error(source + ": cannot write the temporary file " + path_);
+    std::vector<char> buf(1 << 20);
+    for (;;) {
+      COMMLENS_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
+      if (n == 0) break;
+      if (std::fwrite(buf.data(), 1, n, out.get()) != n)
+        return Error(source + ": cannot write the inflated copy to " + path_ + " (disk full? set TMPDIR)");
+    }
+    if (std::fflush(out.get()) != 0) return Error(source + ": cannot write the inflated copy to " + path_);
+    return OkStatus();
+  }
+
+ private:
+  std::string path_;
+};
+
+// The export's string table (StringIds), indexed by id.
+class ExportStrings {
+ public:
+  Status Load(const Database& db) {
+    COMMLENS_ASSIGN_OR_RETURN(Statement s, db.Prepare("SELECT id, value FROM StringIds"));
+    for (;;) {
+      COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
+      if (!row) break;
+      int64_t id = s.Int(0);
+      if (id < 0 || id > (int64_t{1} << 31)) continue;
+      if (static_cast<size_t>(id) >= offsets_.size()) offsets_.resize(static_cast<size_t>(id) + 1, {0, 0});
+      std::string_view v = s.Text(1);
+      offsets_[static_cast<size_t>(id)] = {static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(v.size()) + 1};
+      text_.append(v);
+    }
+    return OkStatus();
+  }
+  // The string, or empty for an unknown id.
+  std::string_view Get(int64_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= offsets_.size() || offsets_[id].second == 0) return {};
+    return std::string_view(text_).substr(offsets_[id].first, offsets_[id].second - 1);
+  }
+  size_t size() const { return offsets_.size(); }
+
+ private:
+  std::string text_;
+  std::vector<std::pair<uint32_t, uint32_t>> offsets_;  // (start, length + 1); 0: none
+};
+
+// One profiled process becoming one rank.
+struct Process {
+  int64_t pid = 0;
+  model::RankTrace rank;
+  std::vector<uint32_t> interned;  // export string id -> pool id + 1 (0: not yet)
+  std::vector<nsys::NcclRange> nccl;
+
+  model::StringId Intern(const ExportStrings& strings, int64_t id) {
+    if (id < 0 || static_cast<size_t>(id) >= strings.size()) return rank.strings.Intern("");
+    if (interned.size() < strings.size()) interned.resize(strings.size(), 0);
+    uint32_t& slot = interned[static_cast<size_t>(id)];
+    if (slot == 0) slot = rank.strings.Intern(strings.Get(id)).value + 1;
+    return model::StringId{slot - 1};
+  }
+};
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": nsys adds the API version to runtime
+// names; Kineto and the CUDA docs do not.
+std::string_view WithoutVersionSuffix(std::string_view name) {
+  size_t at = name.rfind("_v");
+  if (at == std::string_view::npos || at + 2 == name.size()) return name;
+  for (size_t i = at + 2; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return name.substr(0, at);
+}
+
+std::string_view CopyName(int64_t kind, model::CopyKind* copy) {
+  switch (kind) {  // ENUM_CUDA_MEMCPY_OPER
+    case 1: case 11: *copy = model::CopyKind::kHtoD; return "Memcpy HtoD";
+    case 2: case 12: *copy = model::CopyKind::kDtoH; return "Memcpy DtoH";
+    case 8: case 13: *copy = model::CopyKind::kDtoD; return "Memcpy DtoD";
+    case 9: *copy = model::CopyKind::kHtoH; return "Memcpy HtoH";
+    case 10: *copy = model::CopyKind::kPtoP; return "Memcpy PtoP";
+    default: *copy = model::CopyKind::kUnknown; return "Memcpy";
+  }
+}
+
+std::string_view SyncName(int64_t type) {
+  switch (type) {  // ENUM_CUPTI_SYNC_TYPE, named as Kineto names its cuda_sync events
+    case 1: return "Event Sync";
+    case 2: return "Stream Wait Event";
+    case 3: return "Stream Sync";
+    case 4: return "Context Sync";
+    default: return "Sync";
+  }
+}
+
+class ExportReader {
+ public:
+  ExportReader(const Database& db, std::string path) : db_(db), path_(std::move(path)) {}
+
+  Result<std::vector<model::RankTrace>> Read() {
+    COMMLENS_RETURN_IF_ERROR(CheckExport());
+    COMMLENS_RETURN_IF_ERROR(strings_.Load(db_));
+    COMMLENS_RETURN_IF_ERROR(ReadSession());
+    COMMLENS_RETURN_IF_ERROR(ReadKernels());
+    COMMLENS_RETURN_IF_ERROR(ReadCopies());
+    COMMLENS_RETURN_IF_ERROR(ReadSets());
+    COMMLENS_RETURN_IF_ERROR(ReadSyncs());
+    COMMLENS_RETURN_IF_ERROR(ReadPayloadSchemas());
+    COMMLENS_RETURN_IF_ERROR(ReadNvtx());
+    COMMLENS_RETURN_IF_ERROR(ReadRuntime());
+    COMMLENS_RETURN_IF_ERROR(ReadNames());
+    return Finish();
+  }
+
+ private:
+  TimeNs Time(int64_t ts) const { return base_ + ts; }
+
+  Process* Find(int64_t pid) {
+    auto it = processes_.find(pid);
+    return it == processes_.end() ? nullptr : it->second.get();
+  }
+  Process* FindOrAdd(int64_t pid) {
+    auto& p = processes_[pid];
+    if (!p) {
+      p = std::make_unique<Process>();
+      p->pid = pid;
+    }
+    return p.get();
+  }
+
+  Status CheckExport() {
+    if (!db_.HasTable("META_DATA_EXPORT"))
+      return Error(path_ + ": a SQLite database, but not an Nsight Systems export (no META_DATA_EXPORT table)");
+    COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT name, value FROM META_DATA_EXPORT"));
+    for (;;) {
+      COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
+      if (!row) break;
+      std::string_view name = s.Text(0);
+      if (name == "EXPORT_SCHEMA_VERSION") schema_version_ = std::string(s.Text(1));
+      else if (name == "EXPORT_SCHEMA_VERSION_MAJOR") schema_major_ = std::string(s.Text(1));
+      else if (name == "EXPORT_PRODUCT_VERSION") product_ = std::string(s.Text(1));
+    }
+    int major = -1;
+    if (!schema_major_.empty()) std::from_chars(schema_major_.data(), schema_major_.data() + schema_major_.size(), major);
+    else if (!schema_version_.empty()) std::from_chars(schema_version_.data(), schema_version_.data() + schema_version_.size(), major);
+    if (major != kNsysSchemaMajor)
+      return Error(path_ + ": Nsight Systems export schema version " +
+                   (schema_version_.empty() ? std::string("(none)") : schema_version_) +
+                   ", commlens reads major version " + std::to_string(kNsysSchemaMajor) +
+                   " (re-export with an Nsight Systems release whose schema is 3.x)");
+    return OkStatus();
+  }
+
+  Status ReadSession() {
+    if (db_.HasTable("TARGET_INFO_SESSION_START_TIME")) {
+      COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"));
+      COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
+      if (row && !s.IsNull(0)) base_ = s.Int(0);
+    }
+    if (base_ == 0) notes_.push_back("no session start time in the export: times are nsys session times, not Unix time");
+    if (db_.HasTable("TARGET_INFO_SYSTEM_ENV")) {
+      COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV"));
+      for (;;) {
+        COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
+        if (!row) break;
+        std::string_view name = s.Text(0);
+        if (name == "Hostname") hostname_ = std::string(s.Text(1));
+        else if (name == "DeviceEnvironment") environment_ = std::string(s.Text(1));
+      }
+    }
+    return OkStatus();
+  }
+
+  // Runs |sql| over a table when the export has it (nsys creates tables lazily: a report
+  // with no memset has no memset table).
+  template <typename Row>
+  Status ForEachRow(std::string_view table, const std::string& sql, Row&& row_fn) {
+    if (!db_.HasTable(table)) return OkStatus();
+    COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
+    for (uint64_t n = 0;; ++n) {
+      COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
+      if (!row) break;
+      row_fn(s, n);
+    }
+    return OkStatus();
+  }
+
+  // A GPU row's times, counted when unusable.
+  bool GoodTimes(Process* p, const Statement& s, std::string_view table, uint64_t n) {
+    if (s.IsNull(0) || s.IsNull(1)) {
+      p->rank.stats.Count(ImportIssue::kMissingTime, n, std::string(table) + " row without start or end");
+      return false;
+    }
+    if (s.Int(1) < s.Int(0)) {
+      p->rank.stats.Count(ImportIssue::kNegativeDuration, n, std::string(table) + " row ends before it starts");
+      return false;
+    }
+    return true;
+  }
+
+  Status ReadKernels() {
+    const bool demangled = db_.HasColumn("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName");
+    const std::string sql = std::string("SELECT start, end, deviceId, streamId, correlationId, globalPid, ") +
+                            (demangled ? "demangledName" : "shortName") + ", shortName FROM CUPTI_ACTIVITY_KIND_KERNEL";
+    return ForEachRow("CUPTI_ACTIVITY_KIND_KERNEL", sql, [&](const Statement& s, uint64_t n) {
+      Process* p = FindOrAdd(PidOf(s.Int(5)));
+      if (!GoodTimes(p, s, "kernel", n)) return;
+      int64_t name_id = s.IsNull(6) ? s.Int(7) : s.Int(6);
+      p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->Intern(strings_, name_id), static_cast<int32_t>(s.Int(2)),
+                         static_cast<int32_t>(s.Int(3)), s.Int(4), ActivityKind::kKernel);
+    });
+  }
+
+  Status ReadCopies() {
+    return ForEachRow("CUPTI_ACTIVITY_KIND_MEMCPY",
+                      "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind "
+                      "FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+                      [&](const Statement& s, uint64_t n) {
+                        Process* p = FindOrAdd(PidOf(s.Int(5)));
+                        if (!GoodTimes(p, s, "memcpy", n)) return;
+                        model::CopyKind copy;
+                        std::string_view name = CopyName(s.Int(7), &copy);
+                        uint32_t row = p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->rank.strings.Intern(name),
+                                                          static_cast<int32_t>(s.Int(2)), static_cast<int32_t>(s.Int(3)),
+                                                          s.Int(4), ActivityKind::kMemcpy);
+                        p->rank.gpu.copy[row] = copy;
+                        p->rank.gpu.bytes[row] = s.Int(6);
+                      });
+  }
+
+  Status ReadSets() {
+    return ForEachRow("CUPTI_ACTIVITY_KIND_MEMSET",
+                      "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes "
+                      "FROM CUPTI_ACTIVITY_KIND_MEMSET",
+                      [&](const Statement& s, uint64_t n) {
+                        Process* p = FindOrAdd(PidOf(s.Int(5)));
+                        if (!GoodTimes(p, s, "memset", n)) return;
+                        uint32_t row = p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->rank.strings.Intern("Memset"),
+                                                          static_cast<int32_t>(s.Int(2)), static_cast<int32_t>(s.Int(3)),
+                                                          s.Int(4), ActivityKind::kMemset);
+                        p->rank.gpu.bytes[row] = s.Int(6);
+                      });
+  }
+
+  Status ReadSyncs() {
+    return ForEachRow("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                      "SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType "
+                      "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                      [&](const Statement& s, uint64_t n) {
+                        Process* p = Find(PidOf(s.Int(5)));
+                        if (!p || !GoodTimes(p, s, "synchronization", n)) return;
+                        p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->rank.strings.Intern(SyncName(s.Int(6))),
+                                           static_cast<int32_t>(s.Int(2)), static_cast<int32_t>(s.Int(3)), s.Int(4),
+                                           ActivityKind::kSync);
+                      });
+  }
+
+  Status ReadPayloadSchemas() {
+    COMMLENS_RETURN_IF_ERROR(ForEachRow(
+        "NVTX_PAYLOAD_SCHEMA_ENTRIES", "SELECT domainId, schemaId, type, name, offset FROM NVTX_PAYLOAD_SCHEMA_ENTRIES ORDER BY domainId, schemaId, idx",
+        [&](const Statement& s, uint64_t) {
+          schemas_.AddEntry(s.Int(0), static_cast<uint64_t>(s.Int(1)),
+                            {std::string(s.Text(3)), static_cast<uint64_t>(s.Int(2)), static_cast<uint64_t>(s.Int(4))});
+        }));
+    COMMLENS_RETURN_IF_ERROR(ForEachRow("NVTX_PAYLOAD_ENUMS", "SELECT domainId, schemaId, size FROM NVTX_PAYLOAD_ENUMS",
+                                        [&](const Statement& s, uint64_t) {
+                                          schemas_.AddEnum(s.Int(0), static_cast<uint64_t>(s.Int(1)),
+                                                           s.IsNull(2) ? 4 : static_cast<uint64_t>(s.Int(2)));
+                                        }));
+    return ForEachRow("NVTX_PAYLOAD_ENUM_ENTRIES", "SELECT domainId, schemaId, value, name FROM NVTX_PAYLOAD_ENUM_ENTRIES",
+                      [&](const Statement& s, uint64_t) {
+                        schemas_.AddEnumValue(s.Int(0), static_cast<uint64_t>(s.Int(1)), s.IsNull(2) ? 0 : s.Int(2),
+                                              std::string(s.Text(3)));
+                      });
+  }
+
+  Status ReadNvtx() {
+    if (!db_.HasTable("NVTX_EVENTS")) return OkStatus();
+    const bool blobs = db_.HasColumn("NVTX_EVENTS", "binaryData");
+    // Domains first: their ids name the ranges' domains ("NCCL").
+    COMMLENS_RETURN_IF_ERROR(ForEachRow("NVTX_EVENTS",
+                                        "SELECT domainId, text FROM NVTX_EVENTS WHERE eventType = " +
+                                            std::to_string(kNvtxDomainCreate),
+                                        [&](const Statement& s, uint64_t) { domains_[s.Int(0)] = std::string(s.Text(1)); }));
+    int64_t nccl_domain = -1;
+    for (const auto& [id, name] : domains_)
+      if (name == "NCCL") nccl_domain = id;
+    std::vector<nsys::PayloadField> fields;
+    const std::string sql = std::string("SELECT start, end, eventType, globalTid, text, textId, domainId, ") +
+                            (blobs ? "binaryData" : "NULL") + " FROM NVTX_EVENTS WHERE eventType IN (" +
+                            std::to_string(kNvtxMark) + "," + std::to_string(kNvtxPushPop) + "," +
+                            std::to_string(kNvtxStartEnd) + ")";
+    return ForEachRow("NVTX_EVENTS", sql, [&](const Statement& s, uint64_t n) {
+      const int64_t domain = s.IsNull(6) ? 0 : s.Int(6);
+      const bool is_nccl = domain == nccl_domain && nccl_domain >= 0;
+      const int64_t gtid = s.Int(3);
+      Process* p = is_nccl ? FindOrAdd(PidOf(gtid)) : Find(PidOf(gtid));
+      if (!p) {
+        ++skipped_rows_;
+        return;
+      }
+      const bool mark = s.Int(2) == kNvtxMark;
+      if (!mark && s.IsNull(1)) {
+        p->rank.stats.Count(ImportIssue::kMissingTime, n, "NVTX range that never ended");
+        return;
+      }
+      const TimeNs start = Time(s.Int(0));
+      const TimeNs end = mark ? start : Time(s.Int(1));
+      if (end < start) {
+        p->rank.stats.Count(ImportIssue::kNegativeDuration, n, "NVTX range ends before it starts");
+        return;
+      }
+      model::StringId name = s.IsNull(4) ? p->Intern(strings_, s.Int(5)) : p->rank.strings.Intern(s.Text(4));
+      auto dom = domains_.find(domain);
+      model::StringId dom_name = p->rank.strings.Intern(dom == domains_.end() ? std::string_view{} : dom->second);
+      p->rank.annotations.Append(start, end, name, dom_name, p->pid, TidOf(gtid), -1);
+      if (!is_nccl || mark) return;
+      nsys::NcclRange r;
+      r.tid = TidOf(gtid);
+      r.start = start;
+      r.end = end;
+      r.api = p->rank.strings.Get(name);
+      std::string_view blob = s.Blob(7);
+      if (!blob.empty()) {
+        Status st = nsys::DecodePayload(blob, domain, schemas_, &fields);
+        if (st.ok()) {
+          nsys::ReadNcclFields(fields, &r);
+        } else {
+          p->rank.stats.Count(ImportIssue::kBadCollectiveArgs, n,
+                              "NCCL " + std::string(r.api) + " payload: " + st.message());
+        }
+      }
+      p->nccl.push_back(r);
+    });
+  }
+
+  Status ReadRuntime() {
+    return ForEachRow("CUPTI_ACTIVITY_KIND_RUNTIME",
+                      "SELECT start, end, globalTid, correlationId, nameId, eventClass FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+                      [&](const Statement& s, uint64_t n) {
+                        const int64_t gtid = s.Int(2);
+                        Process* p = Find(PidOf(gtid));
+                        if (!p) {
+                          ++skipped_rows_;
+                          return;
+                        }
+                        if (!GoodTimes(p, s, "CUDA API", n)) return;
+                        int64_t id = s.Int(4);
+                        model::StringId name = p->rank.strings.Intern(WithoutVersionSuffix(strings_.Get(id)));
+                        p->rank.host.Append(Time(s.Int(0)), Time(s.Int(1)), name, p->pid, TidOf(gtid), s.Int(3),
+                                            s.Int(5) == 1 ? HostKind::kDriver : HostKind::kRuntime);
+                      });
+  }
+
+  Status ReadNames() {
+    COMMLENS_RETURN_IF_ERROR(ForEachRow("PROCESSES", "SELECT pid, name FROM PROCESSES", [&](const Statement& s, uint64_t) {
+      if (Process* p = Find(s.Int(0))) p->rank.threads.push_back({static_cast<model::ThreadId>(p->pid), -1, std::string(s.Text(1))});
+    }));
+    COMMLENS_RETURN_IF_ERROR(ForEachRow("ThreadNames", "SELECT globalTid, nameId FROM ThreadNames", [&](const Statement& s, uint64_t) {
+      if (Process* p = Find(PidOf(s.Int(0))))
+        p->rank.threads.push_back({static_cast<model::ThreadId>(p->pid), model::ToThreadId(TidOf(s.Int(0))),
+                                   std::string(strings_.Get(s.Int(1)))});
+    }));
+    if (!db_.HasTable("TARGET_INFO_GPU")) return OkStatus();
+    return ForEachRow("TARGET_INFO_GPU", "SELECT id, name, smCount, totalMemory FROM TARGET_INFO_GPU",
+                      [&](const Statement& s, uint64_t) {
+                        gpus_.push_back({static_cast<int>(s.Int(0)), std::string(s.Text(1)), static_cast<int>(s.Int(2)), s.Int(3)});
+                      });
+  }
+
+  // The rank from the profiled environment (a report of one process).
+  int RankFromEnvironment(std::string* which) const {
+    for (std::string_view key : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+      std::string needle = std::string(key) + "=";
+      for (size_t at = environment_.find(needle); at != std::string::npos; at = environment_.find(needle, at + 1)) {
+        if (at != 0 && environment_[at - 1] != ';') continue;
+        int r = -1;
+        const char* b = environment_.data() + at + needle.size();
+        auto [ptr, ec] = std::from_chars(b, environment_.data() + environment_.size(), r);
+        if (ec == std::errc() && r >= 0 && (ptr == environment_.data() + environment_.size() || *ptr == ';')) {
+          *which = std::string(key);
+          return r;
+        }
+      }
+    }
+    return -1;
+  }
+
+  Result<std::vector<model::RankTrace>> Finish() {
+    // Processes that ran no GPU work and made no NCCL call are not ranks (launchers,
+    // compile workers); their rows were skipped.
+    std::vector<Process*> ranks;
+    for (auto& [pid, p] : processes_)
+      if (p->rank.gpu.size() > 0 || !p->nccl.empty()) ranks.push_back(p.get());
+    if (ranks.empty())
+      return Error(path_ + ": the Nsight Systems export holds no CUDA kernels, copies or NCCL calls "
+                           "(was the report made with -t cuda?)");
+    std::vector<model::RankTrace> out;
+    for (Process* p : ranks) {
+      model::RankTrace& r = p->rank;
+      r.path = path_;
+      r.format = "nsys";
+      r.hostname = hostname_;
+      r.notes.insert(r.notes.end(), notes_.begin(), notes_.end());
+      if (ranks.size() > 1)
+        r.notes.push_back("process " + std::to_string(p->pid) + " of a report holding " + std::to_string(ranks.size()) +
+                          " profiled processes");
+      nsys::NcclSummary nccl = nsys::AppendNcclCalls(p->nccl, &r);
+      if (nccl.world_rank >= 0) {
+        r.rank = nccl.world_rank;
+        r.world_size = nccl.world_size;
+        r.backend = "nccl";
+        r.notes.push_back("rank " + std::to_string(r.rank) + " of " + std::to_string(r.world_size) +
+                          " from NCCL's init payload of its largest communicator");
+      } else if (ranks.size() == 1) {
+        std::string which;
+        r.rank = RankFromEnvironment(&which);
+        if (r.rank >= 0) r.notes.push_back("rank " + std::to_string(r.rank) + " from " + which + " in the profiled environment");
+      }
+      if (nccl.ranges_without_payload > 0)
+        r.notes.push_back(std::to_string(nccl.ranges_without_payload) +
+                          " NCCL calls carry no payload in this export (sizes and communicators unknown): "
+                          "re-export with `nsys export --type sqlite --include-blobs=true`");
+      for (const auto& gpu : gpus_)
+        if (std::find(r.gpu.device.begin(), r.gpu.device.end(), gpu.id) != r.gpu.device.end()) r.devices.push_back(gpu);
+      if (skipped_rows_ > 0 && &r == &ranks.front()->rank)
+        r.notes.push_back(std::to_string(skipped_rows_) + " NVTX/CUDA API rows of processes that ran no GPU work were left out");
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  const Database& db_;
+  std::string path_;
+  std::string schema_version_, schema_major_, product_;
+  TimeNs base_ = 0;
+  std::string hostname_, environment_;
+  std::vector<std::string> notes_;
+  ExportStrings strings_;
+  nsys::PayloadSchemas schemas_;
+  std::map<int64_t, std::string> domains_;
+  std::map<int64_t, std::unique_ptr<Process>> processes_;
+  std::vector<model::Device> gpus_;
+  uint64_t skipped_rows_ = 0;
+};
+
+}  // namespace
+
+bool LooksLikeSqlite(std::string_view head) { return StartsWith(head, kSqliteMagic); }
+
+Result<std::vector<model::RankTrace>> ImportNsysExport(const std::string& path) {
+  COMMLENS_ASSIGN_OR_RETURN(std::string magic, ReadFileHead(path, 2));
+  TempCopy copy;
+  std::string open_path = path;
+  if (magic.size() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b) {
+    COMMLENS_RETURN_IF_ERROR(copy.Inflate(path));
+    open_path = copy.path();
+  }
+  COMMLENS_ASSIGN_OR_RETURN(Database db, Database::Open(open_path, path));
+  ExportReader reader(db, path);
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<model::RankTrace> ranks, reader.Read());
+  std::error_code ec;
+  const uint64_t bytes = std::filesystem::file_size(open_path, ec);
+  for (model::RankTrace& r : ranks) r.input_bytes = ec ? 0 : bytes;
+  return ranks;
+}
+
+}  // namespace commlens::importers
