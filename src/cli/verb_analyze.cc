@@ -67,11 +67,15 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<AnalyzeArgs>();
   CLI::App* cmd = app.add_subcommand(
       "analyze",
-      "Analyze a job's traces (PyTorch profiler JSON per rank, or commlens recordings): where "
+      "Analyze a job's traces (PyTorch profiler JSON per rank, Nsight Systems reports, or "
+      "commlens recordings): where "
       "the GPU time went, idle gaps, collectives and their bandwidth, matched across ranks");
   cmd->footer(
-      "Inputs: PyTorch profiler (Kineto) JSON, one file per rank (.json or .json.gz), or\n"
-      "commlens native traces (.cltrace). Reports per rank the GPU time breakdown\n"
+      "Inputs: PyTorch profiler (Kineto) JSON, one file per rank (.json or .json.gz);\n"
+      "Nsight Systems SQLite exports (.sqlite or .sqlite.gz; `nsys export --type sqlite\n"
+      "--include-blobs=true` keeps NCCL's sizes), or reports (.nsys-rep: exported with the nsys\n"
+      "on PATH or in NSYS_HOME, cached beside the report), one rank per profiled process;\n"
+      "or commlens native traces (.cltrace). Reports per rank the GPU time breakdown\n"
       "(compute / non-compute / idle), communication-compute overlap and exposed\n"
       "communication, per profiler step; the kernel breakdown; idle gaps per stream (host\n"
       "wait / kernel wait / other); and collectives per process group, op and message size\n"

@@ -38,8 +38,12 @@ void SortActivities(model::RankTrace* rank) {
   Permute(&g.bytes, order);
   Permute(&g.comm, order);
   Permute(&g.launch, order);
-  for (uint32_t i = 0; i < g.size(); ++i)
-    if (g.comm[i] != model::kNoIndex) rank->comms.activity[g.comm[i]] = i;
+  // Every communication row follows its kernel, also rows that share one (NCCL calls of
+  // one group launch one kernel; the kernel's back link names only the first).
+  std::vector<uint32_t> moved_to(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) moved_to[order[i]] = i;
+  for (uint32_t& a : rank->comms.activity)
+    if (a != model::kNoIndex && a < moved_to.size()) a = moved_to[a];
 }
 
 }  // namespace commlens::passes

@@ -167,6 +167,7 @@ class ExportReader {
     COMMLENS_RETURN_IF_ERROR(ReadNvtx());
     COMMLENS_RETURN_IF_ERROR(ReadRuntime());
     COMMLENS_RETURN_IF_ERROR(ReadNames());
+    COMMLENS_RETURN_IF_ERROR(ReadGpuMetrics());
     return Finish();
   }
 
@@ -423,6 +424,62 @@ class ExportReader {
     return ForEachRow("TARGET_INFO_GPU", "SELECT id, name, smCount, totalMemory FROM TARGET_INFO_GPU",
                       [&](const Statement& s, uint64_t) {
                         gpus_.push_back({static_cast<int>(s.Int(0)), std::string(s.Text(1)), static_cast<int>(s.Int(2)), s.Int(3)});
+                      });
+  }
+
+  // GPU metrics sampling (`nsys profile --gpu-metrics-devices`): one counter series per
+  // (GPU, metric), owned by the GPU and given to the rank whose process used that GPU.
+  // Units come from the bracket of a metric's name ("SMs Active [Throughput %]": %); clock
+  // frequencies named "[MHz]" are stored by nsys in Hz and converted.
+  Status ReadGpuMetrics() {
+    if (!db_.HasTable("GPU_METRICS") || !db_.HasTable("TARGET_INFO_GPU_METRICS")) return OkStatus();
+    std::map<std::pair<int64_t, int64_t>, std::string> names;
+    COMMLENS_RETURN_IF_ERROR(ForEachRow("TARGET_INFO_GPU_METRICS", "SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS",
+                                        [&](const Statement& s, uint64_t) { names[{s.Int(0), s.Int(1)}] = std::string(s.Text(2)); }));
+    std::map<int, model::RankTrace*> by_gpu;
+    for (auto& [pid, p] : processes_)
+      for (int32_t d : p->rank.gpu.device) by_gpu.emplace(d, &p->rank);
+    struct Target {
+      model::RankTrace* rank = nullptr;  // the series is rank->counters[index]
+      size_t index = 0;
+      double scale = 1.0;
+    };
+    std::map<std::pair<int64_t, int64_t>, Target> targets;
+    return ForEachRow("GPU_METRICS", "SELECT timestamp, typeId, metricId, value FROM GPU_METRICS ORDER BY timestamp",
+                      [&](const Statement& s, uint64_t) {
+                        const std::pair<int64_t, int64_t> key{s.Int(1), s.Int(2)};
+                        auto [it, added] = targets.emplace(key, Target{});
+                        if (added) {
+                          const int gpu = static_cast<int>(key.first & 0xFF);  // typeId's low byte
+                          auto owner = by_gpu.find(gpu);
+                          if (owner == by_gpu.end()) return;  // a GPU no rank used
+                          std::string name = names.count(key) ? names[key] : "metric " + std::to_string(key.second);
+                          std::string unit;
+                          // "[MHz]" and "[Throughput %]" are units; "[Avg]" and "[Avg Warps per
+                          // Cycle]" tell apart metrics of one name, so they stay in it.
+                          if (size_t open = name.rfind(" ["); open != std::string::npos && name.back() == ']') {
+                            const std::string bracket = name.substr(open + 2, name.size() - open - 3);
+                            if (bracket == "MHz" || bracket == "Throughput %") {
+                              unit = bracket == "MHz" ? "MHz" : "%";
+                              name.resize(open);
+                            }
+                          }
+                          if (unit == "MHz") it->second.scale = 1e-6;
+                          model::CounterSeries series;
+                          series.name = "gpu." + name;
+                          series.unit = unit;
+                          series.owner = model::CounterOwner::kDevice;
+                          series.host = hostname_;
+                          series.device = std::to_string(gpu);
+                          it->second.rank = owner->second;
+                          it->second.index = owner->second->counters.size();
+                          owner->second->counters.push_back(std::move(series));
+                        }
+                        const Target& t = it->second;
+                        if (!t.rank) return;
+                        model::CounterSeries& series = t.rank->counters[t.index];
+                        series.time.push_back(Time(s.Int(0)));
+                        series.value.push_back(static_cast<double>(s.Int(3)) * t.scale);
                       });
   }
 

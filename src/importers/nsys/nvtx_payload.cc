@@ -36,24 +36,24 @@ int64_t LoadInteger(const char* p, size_t size, bool is_signed) {
 }  // namespace
 
 void PayloadSchemas::AddEntry(int64_t domain, uint64_t schema, PayloadEntry entry) {
-  schemas_[Key(domain, schema)].push_back(std::move(entry));
+  schemas_[{domain, schema}].push_back(std::move(entry));
 }
 
 void PayloadSchemas::AddEnum(int64_t domain, uint64_t schema, uint64_t size) {
-  enums_[Key(domain, schema)].size = size;
+  enums_[{domain, schema}].size = size;
 }
 
 void PayloadSchemas::AddEnumValue(int64_t domain, uint64_t schema, int64_t value, std::string name) {
-  enums_[Key(domain, schema)].names[value] = std::move(name);
+  enums_[{domain, schema}].names[value] = std::move(name);
 }
 
 const std::vector<PayloadEntry>* PayloadSchemas::Schema(int64_t domain, uint64_t schema) const {
-  auto it = schemas_.find(Key(domain, schema));
+  auto it = schemas_.find({domain, schema});
   return it == schemas_.end() ? nullptr : &it->second;
 }
 
 const PayloadEnum* PayloadSchemas::Enum(int64_t domain, uint64_t schema) const {
-  auto it = enums_.find(Key(domain, schema));
+  auto it = enums_.find({domain, schema});
   return it == enums_.end() ? nullptr : &it->second;
 }
 

@@ -15,9 +15,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -47,11 +49,11 @@ class PayloadSchemas {
   const PayloadEnum* Enum(int64_t domain, uint64_t schema) const;
 
  private:
-  static uint64_t Key(int64_t domain, uint64_t schema) {
-    return static_cast<uint64_t>(domain) * 0x9E3779B97F4A7C15ull ^ schema;
-  }
-  std::unordered_map<uint64_t, std::vector<PayloadEntry>> schemas_;
-  std::unordered_map<uint64_t, PayloadEnum> enums_;
+  // The whole pair: ids are 64-bit values the process chose, so any single word mixed
+  // from domain and id can name two pairs (and find one domain's schema from another).
+  using Key = std::pair<int64_t, uint64_t>;
+  std::map<Key, std::vector<PayloadEntry>> schemas_;
+  std::map<Key, PayloadEnum> enums_;
 };
 
 // One decoded field: its entry's name, the integer (or the double for floating types),
