@@ -6,7 +6,8 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "commlens: where the time of a distributed GPU training job goes.\n"
-      "Imports PyTorch profiler (Kineto) traces and commlens recordings, analyzes compute,\n"
+      "Imports PyTorch profiler (Kineto) traces, Nsight Systems reports and commlens\n"
+      "recordings, analyzes compute,\n"
       "communication and idle time per rank and across ranks, exports the job to Perfetto,\n"
       "Paraver and CSV, writes a self-contained HTML report, benchmarks collectives (and\n"
       "compares saved runs) and inspects the topology.\n"

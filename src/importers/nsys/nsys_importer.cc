@@ -257,61 +257,56 @@ class ExportReader {
     return true;
   }
 
-  Status ReadKernels() {
-    const bool demangled = db_.HasColumn("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName");
-    const std::string sql = std::string("SELECT start, end, deviceId, streamId, correlationId, globalPid, ") +
-                            (demangled ? "demangledName" : "shortName") + ", shortName FROM CUPTI_ACTIVITY_KIND_KERNEL";
-    return ForEachRow("CUPTI_ACTIVITY_KIND_KERNEL", sql, [&](const Statement& s, uint64_t n) {
-      Process* p = FindOrAdd(PidOf(s.Int(5)));
-      if (!GoodTimes(p, s, "kernel", n)) return;
-      int64_t name_id = s.IsNull(6) ? s.Int(7) : s.Int(6);
-      p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->Intern(strings_, name_id), static_cast<int32_t>(s.Int(2)),
-                         static_cast<int32_t>(s.Int(3)), s.Int(4), ActivityKind::kKernel);
+  // Rows of a CUPTI activity table: its shared columns (start, end, deviceId, streamId,
+  // correlationId, globalPid) then |extra|; |row_fn(process, statement, n)| appends one.
+  // A table's rows make their process a rank when |makes_ranks| (GPU work does; sync
+  // markers alone do not).
+  template <typename Row>
+  Status ReadActivities(std::string_view table, std::string_view extra, bool makes_ranks, Row&& row_fn) {
+    const std::string sql = "SELECT start, end, deviceId, streamId, correlationId, globalPid, " + std::string(extra) +
+                            " FROM " + std::string(table);
+    return ForEachRow(table, sql, [&](const Statement& s, uint64_t n) {
+      Process* p = makes_ranks ? FindOrAdd(PidOf(s.Int(5))) : Find(PidOf(s.Int(5)));
+      if (p && GoodTimes(p, s, table, n)) row_fn(p, s);
     });
   }
 
+  // The GPU row of an activity table's row (ReadActivities' shared columns).
+  uint32_t AppendActivity(Process* p, const Statement& s, model::StringId name, ActivityKind kind) {
+    return p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), name, static_cast<int32_t>(s.Int(2)),
+                              static_cast<int32_t>(s.Int(3)), s.Int(4), kind);
+  }
+
+  Status ReadKernels() {
+    const bool demangled = db_.HasColumn("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName");
+    return ReadActivities("CUPTI_ACTIVITY_KIND_KERNEL", demangled ? "demangledName, shortName" : "shortName, shortName",
+                          true, [&](Process* p, const Statement& s) {
+                            const int64_t name_id = s.IsNull(6) ? s.Int(7) : s.Int(6);
+                            AppendActivity(p, s, p->Intern(strings_, name_id), ActivityKind::kKernel);
+                          });
+  }
+
   Status ReadCopies() {
-    return ForEachRow("CUPTI_ACTIVITY_KIND_MEMCPY",
-                      "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, copyKind "
-                      "FROM CUPTI_ACTIVITY_KIND_MEMCPY",
-                      [&](const Statement& s, uint64_t n) {
-                        Process* p = FindOrAdd(PidOf(s.Int(5)));
-                        if (!GoodTimes(p, s, "memcpy", n)) return;
-                        model::CopyKind copy;
-                        std::string_view name = CopyName(s.Int(7), &copy);
-                        uint32_t row = p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->rank.strings.Intern(name),
-                                                          static_cast<int32_t>(s.Int(2)), static_cast<int32_t>(s.Int(3)),
-                                                          s.Int(4), ActivityKind::kMemcpy);
-                        p->rank.gpu.copy[row] = copy;
-                        p->rank.gpu.bytes[row] = s.Int(6);
-                      });
+    return ReadActivities("CUPTI_ACTIVITY_KIND_MEMCPY", "bytes, copyKind", true, [&](Process* p, const Statement& s) {
+      model::CopyKind copy;
+      const std::string_view name = CopyName(s.Int(7), &copy);
+      const uint32_t row = AppendActivity(p, s, p->rank.strings.Intern(name), ActivityKind::kMemcpy);
+      p->rank.gpu.copy[row] = copy;
+      p->rank.gpu.bytes[row] = s.Int(6);
+    });
   }
 
   Status ReadSets() {
-    return ForEachRow("CUPTI_ACTIVITY_KIND_MEMSET",
-                      "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes "
-                      "FROM CUPTI_ACTIVITY_KIND_MEMSET",
-                      [&](const Statement& s, uint64_t n) {
-                        Process* p = FindOrAdd(PidOf(s.Int(5)));
-                        if (!GoodTimes(p, s, "memset", n)) return;
-                        uint32_t row = p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->rank.strings.Intern("Memset"),
-                                                          static_cast<int32_t>(s.Int(2)), static_cast<int32_t>(s.Int(3)),
-                                                          s.Int(4), ActivityKind::kMemset);
-                        p->rank.gpu.bytes[row] = s.Int(6);
-                      });
+    return ReadActivities("CUPTI_ACTIVITY_KIND_MEMSET", "bytes", true, [&](Process* p, const Statement& s) {
+      const uint32_t row = AppendActivity(p, s, p->rank.strings.Intern("Memset"), ActivityKind::kMemset);
+      p->rank.gpu.bytes[row] = s.Int(6);
+    });
   }
 
   Status ReadSyncs() {
-    return ForEachRow("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-                      "SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType "
-                      "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-                      [&](const Statement& s, uint64_t n) {
-                        Process* p = Find(PidOf(s.Int(5)));
-                        if (!p || !GoodTimes(p, s, "synchronization", n)) return;
-                        p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), p->rank.strings.Intern(SyncName(s.Int(6))),
-                                           static_cast<int32_t>(s.Int(2)), static_cast<int32_t>(s.Int(3)), s.Int(4),
-                                           ActivityKind::kSync);
-                      });
+    return ReadActivities("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "syncType", false, [&](Process* p, const Statement& s) {
+      AppendActivity(p, s, p->rank.strings.Intern(SyncName(s.Int(6))), ActivityKind::kSync);
+    });
   }
 
   Status ReadPayloadSchemas() {
