@@ -185,7 +185,9 @@ def write_rank(path, doc, ctx):
                     dict(g, pg_size=ctx["ranks"], ranks=list(range(ctx["ranks"])))
                     if isinstance(g, dict) and g.get("pg_name") == "0" else g
                     for g in value["pg_config"]]
-        text = head + json.dumps(value, separators=SEP)
+        # Kineto writes these with spaces ("rank": 3); readers that find the rank with a
+        # pattern (HTA's '"rank":\s+(\d+)') depend on it.
+        text = head + " " + json.dumps(value)
         f.write(text)
         size += len(text)
     f.write("}")

@@ -6,7 +6,7 @@
 #   scripts/tsan.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tests=(plugin_abi_test recorder_crash_test recorder_flush_test slot_pool_test)
+tests=(plugin_abi_test recorder_crash_test recorder_flush_test slot_pool_test sampler_test)
 if [ ! -f build-tsan/build.ninja ]; then
   CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCOMMLENS_SANITIZE=thread -DCOMMLENS_BUILD_BENCHMARKS=OFF -DCOMMLENS_WITH_CUDA=OFF >/dev/null
@@ -20,7 +20,8 @@ status=0
 for t in "${tests[@]}"; do
   log=build-tsan/$t.log
   # The tests fork children that load the plugin too: their reports land in the same log.
-  if TSAN_OPTIONS=halt_on_error=1 timeout 600 build-tsan/tests/recorder/"$t" > "$log" 2>&1 &&
+  bin=$(find build-tsan/tests/recorder -name "$t" -type f | head -1)
+  if TSAN_OPTIONS=halt_on_error=1 timeout 600 "$bin" > "$log" 2>&1 &&
       ! grep -q ThreadSanitizer "$log"; then
     echo "tsan: $t clean ($(grep -c '^\[       OK' "$log") tests)"
   else

@@ -24,11 +24,12 @@ HEADER = struct.Struct("<8sHHII2II")
 RECORD = struct.Struct("<IIHH")
 NO_SEQ = 2**64 - 1
 
-# Payload layouts of format 1.0 (src/recorder/native_format/format.h), by record type.
+# Payload layouts of the plugin's records (src/recorder/native_format/format.h), by record
+# type; the sampler's records (11-14, format 1.1) are skipped like any unknown type.
 LAYOUTS = {
     2: ("process", struct.Struct("<qqiiiiIIIIIIII"),
         "start_realtime_ns start_monotonic_ns pid global_rank world_size local_rank hostname "
-        "job_id plugin_version abi_version event_mask buffer_events flush_interval_ms reserved"),
+        "job_id plugin_version abi_version event_mask buffer_events flush_interval_ms writer"),
     3: ("comm", struct.Struct("<QqIIiiiI"),
         "comm_hash init_realtime_ns comm name rank nranks nnodes abi_version"),
     4: ("op", struct.Struct("<QQQQQqqIIIIIiBBBBI"),

@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "cli/job_inputs.h"
+#include "cli/mpi_job.h"
 #include "cli/verbs.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
@@ -22,18 +23,14 @@ struct AnalyzeArgs {
   JobInputs inputs;
   std::string json_path;
   bool quiet = false;
+  bool mpi = false;
   analysis::AnalyzeOptions analyze;
   report::TextOptions text;
   double kernel_wait_us = analyze.idle.kernel_wait_threshold / 1000.0;
 };
 
-int RunAnalyze(AnalyzeArgs args) {
-  auto t0 = std::chrono::steady_clock::now();
-  args.analyze.threads = args.inputs.load.threads;
-  args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
-  Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", args.quiet || args.json_path == "-");
-  if (!loaded.ok()) return kExitFailed;
-  const model::Trace& trace = *loaded;
+// Analyzes the loaded job and writes the reports; the exit code.
+int Report(const model::Trace& trace, const AnalyzeArgs& args, std::chrono::steady_clock::time_point t0) {
   analysis::JobAnalysis job = analysis::Analyze(trace, args.analyze);
 
   if (!args.json_path.empty()) {
@@ -61,6 +58,18 @@ int RunAnalyze(AnalyzeArgs args) {
   return ReportFailures(trace, "analyze");
 }
 
+int RunAnalyze(AnalyzeArgs args) {
+  auto t0 = std::chrono::steady_clock::now();
+  args.analyze.threads = args.inputs.load.threads;
+  args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
+  bool quiet = args.quiet || args.json_path == "-";
+  if (args.mpi)
+    return RunOverMpi(args.inputs, "analyze", quiet, [&](const model::Trace& trace) { return Report(trace, args, t0); });
+  Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", quiet);
+  if (!loaded.ok()) return kExitFailed;
+  return Report(*loaded, args, t0);
+}
+
 }  // namespace
 
 void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
@@ -83,6 +92,8 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "arrives last, what it costs the others and why, hangs, process-group contention,\n"
       "pipeline bubble, NCCL algorithm and protocol; clocks aligned across hosts (--align).\n"
       "Definitions: docs/analysis.md.\n\n"
+      "Thousands of ranks: `mpirun -np N commlens analyze --mpi TRACES` (or srun) spreads the\n"
+      "import over N processes; rank 0 writes the same report (docs/performance.md).\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
       "failed); 2 some files failed and the others were analyzed; 64 usage error.");
   AddJobInputOptions(cmd, &args->inputs);
@@ -101,6 +112,10 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
   cmd->add_option("--steps", args->text.max_steps, "Profiler steps shown in the text report")
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
+  cmd->add_flag("--mpi", args->mpi,
+                "Run as one process of an MPI job (mpirun, srun): the processes share the files' import, "
+                "rank 0 writes the report, the same as without --mpi" +
+                    std::string(COMMLENS_HAS_MPI ? "" : " (not in this build: no MPI was found)"));
   cmd->callback([args, exit_code] { *exit_code = RunAnalyze(*args); });
 }
 

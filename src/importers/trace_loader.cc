@@ -88,43 +88,75 @@ int RankFromFileName(const std::string& path) {
   return -1;
 }
 
-Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options) {
-  COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs));
+uint64_t InputFileSize(const std::string& path) {
+  std::error_code ec;
+  uint64_t size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+  return ec ? 0 : size;
+}
 
+ImportedFile ImportedFile::From(Result<std::vector<model::RankTrace>> imported) {
+  ImportedFile f;
+  if (imported.ok()) f.ranks = std::move(imported).value();
+  else f.error = imported.status().message();
+  return f;
+}
+
+std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, const LoadOptions& options) {
   // One file gives one rank, or several (an Nsight Systems report of a whole node).
-  std::vector<std::vector<model::RankTrace>> loaded(files.size());
-  std::vector<std::string> errors(files.size());
+  std::vector<ImportedFile> imported(files.size());
   LoadProgress* progress = options.progress;
   if (progress) {
     uint64_t total = 0;
-    for (const std::string& f : files) {
-      std::error_code ec;
-      uint64_t size = fs::is_regular_file(f, ec) ? fs::file_size(f, ec) : 0;
-      total += ec ? 0 : size;
-    }
+    for (const std::string& f : files) total += InputFileSize(f);
     progress->bytes_total = total;
     progress->files_total = files.size();
   }
   ParallelFor(files.size(), options.threads, [&](size_t i) {
     ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
-    Result<std::vector<model::RankTrace>> r = ImportFile(files[i]);
+    imported[i] = ImportedFile::From(ImportFile(files[i]));
     if (progress) ++progress->files_done;
-    if (r.ok()) loaded[i] = std::move(r).value();
-    else errors[i] = r.status().message();
   });
+  return imported;
+}
 
+namespace {
+
+// A samples file (recorder/sampler) holds one host's NIC counters and GPU metrics: they
+// become the job's counters, its notes the job's warnings, its unusable records one line.
+void TakeHostCounters(const std::string& file, model::RankTrace* r, model::Trace* trace) {
+  for (model::CounterSeries& c : r->counters) trace->counters.push_back(std::move(c));
+  for (const std::string& n : r->notes) trace->warnings.push_back(file + ": " + n);
+  std::string issues;
+  for (size_t k = 0; k < static_cast<size_t>(model::ImportIssue::kCount); ++k) {
+    const auto issue = static_cast<model::ImportIssue>(k);
+    if (uint64_t n = r->stats.count(issue))
+      issues += (issues.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(model::IssueName(issue));
+  }
+  if (!issues.empty()) trace->warnings.push_back(file + ": sample records not used: " + issues);
+}
+
+}  // namespace
+
+Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vector<ImportedFile> imported,
+                                 const LoadOptions& options) {
+  if (imported.size() != files.size()) return Error("internal: imported files do not match the inputs");
   model::Trace trace;
   std::map<int, std::pair<size_t, size_t>> owner;  // rank -> (file, rank in file)
   std::vector<std::pair<size_t, size_t>> unranked;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (!errors[i].empty()) {
-      trace.failures.push_back({files[i], errors[i]});
+    if (!imported[i].error.empty()) {
+      trace.failures.push_back({files[i], imported[i].error});
       continue;
     }
-    for (size_t k = 0; k < loaded[i].size(); ++k) {
-      model::RankTrace& r = loaded[i][k];
+    std::vector<model::RankTrace>& loaded = imported[i].ranks;
+    for (size_t k = 0; k < loaded.size(); ++k) {
+      model::RankTrace& r = loaded[k];
+      if (r.host_counters_only) {  // a node's sampler file: the job's counters, not a rank
+        TakeHostCounters(files[i], &r, &trace);
+        continue;
+      }
       // A file name names one rank: a file that holds several ranks cannot use it.
-      if (r.rank < 0 && loaded[i].size() == 1) {
+      if (r.rank < 0 && loaded.size() == 1) {
         int from_name = RankFromFileName(files[i]);
         if (from_name >= 0) {
           r.rank = from_name;
@@ -139,7 +171,7 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
       if (!inserted) {
         trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) + ", which " +
                                                 files[it->second.first] + " already has; this " +
-                                                (loaded[i].size() > 1 ? "process" : "file") + " is skipped"});
+                                                (loaded.size() > 1 ? "process" : "file") + " is skipped"});
       }
     }
   }
@@ -147,11 +179,11 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
   int candidate = 0;
   for (auto [i, k] : unranked) {
     while (owner.count(candidate)) ++candidate;
-    loaded[i][k].rank = candidate;
-    loaded[i][k].notes.push_back("no rank in the trace or its file name: assigned rank " + std::to_string(candidate));
+    imported[i].ranks[k].rank = candidate;
+    imported[i].ranks[k].notes.push_back("no rank in the trace or its file name: assigned rank " + std::to_string(candidate));
     owner.emplace(candidate, std::make_pair(i, k));
   }
-  for (auto& [rank, at] : owner) trace.ranks.push_back(std::move(loaded[at.first][at.second]));
+  for (auto& [rank, at] : owner) trace.ranks.push_back(std::move(imported[at.first].ranks[at.second]));
   passes::FinishJob(&trace, {options.align});
 
   if (options.strict && !trace.failures.empty()) {
@@ -160,11 +192,18 @@ Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const Loa
     return Error(msg);
   }
   if (trace.ranks.empty()) {
-    std::string msg = "no trace could be loaded:";
+    std::string msg = trace.counters.empty() ? "no trace could be loaded:"
+                                             : "no rank's trace could be loaded (only host counters):";
     for (const auto& f : trace.failures) msg += "\n  " + f.message;
     return Error(msg);
   }
   return trace;
+}
+
+Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options) {
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs));
+  std::vector<ImportedFile> imported = ImportFiles(files, options);
+  return AssembleJob(files, std::move(imported), options);
 }
 
 }  // namespace commlens::importers

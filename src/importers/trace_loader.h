@@ -1,6 +1,8 @@
-// Loads a job's traces: expands directories, reads every rank's file in parallel with
-// the importer its content calls for (registry.h), resolves rank numbers, runs the job's
-// finishing passes (passes/finish.h), and keeps going when one file is bad (unless strict).
+// Loads a job's traces in two stages: import (every file, in parallel, with the importer
+// its content calls for, registry.h, which also runs the per-rank finishing passes) and
+// assembly (rank numbers, duplicates, the job's finishing passes, passes/finish.h). It
+// keeps going when one file is bad (unless strict). A distributed load (cli/mpi_job.h)
+// imports the files in several processes and hands them to the same assembly.
 #pragma once
 
 #include <atomic>
@@ -28,13 +30,36 @@ struct LoadOptions {
   LoadProgress* progress = nullptr;  // updated as files are read, when given
 };
 
-// Files in |inputs| (files or directories). Fails only when nothing could be loaded, the
-// inputs name nothing, or |strict| and some file failed; otherwise per-file failures are
-// in Trace::failures and every usable rank is in Trace::ranks (sorted by rank).
+// Files in |inputs| (files or directories): ExpandInputs, ImportFiles, AssembleJob. Fails
+// only when nothing could be loaded, the inputs name nothing, or |strict| and some file
+// failed; otherwise per-file failures are in Trace::failures and every usable rank is in
+// Trace::ranks (sorted by rank).
 Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options);
+
+// One input file imported: its ranks, or why it could not be read.
+struct ImportedFile {
+  std::vector<model::RankTrace> ranks;
+  std::string error;  // empty when the file was read
+
+  static ImportedFile From(Result<std::vector<model::RankTrace>> imported);
+};
+
+// Imports every file on |options.threads| threads; result i is files[i]'s. Counts into
+// |options.progress| when given.
+std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, const LoadOptions& options);
+
+// The job from its imported files (|imported[i]| read from |files[i]|, the order
+// ExpandInputs gives): rank numbers from the trace, else the file name, else the lowest
+// free one in file order; a rank claimed twice kept from the first file; the job passes;
+// then the strict and nothing-loaded checks of LoadTrace.
+Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vector<ImportedFile> imported,
+                                 const LoadOptions& options);
 
 // The trace files a directory holds (sorted by name), or the error saying why none.
 Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs);
+
+// Size of an input file on disk, 0 when unknown (progress, and balancing a distributed load).
+uint64_t InputFileSize(const std::string& path);
 
 // Rank number written in a file name ("rank3.json.gz", "rank-12.trace.json"), or -1.
 int RankFromFileName(const std::string& path);

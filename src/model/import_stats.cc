@@ -1,5 +1,7 @@
 #include "model/import_stats.h"
 
+#include <utility>
+
 namespace commlens::model {
 
 namespace {
@@ -23,6 +25,11 @@ void ImportStats::Count(ImportIssue issue, uint64_t offset, std::string_view wha
   size_t i = static_cast<size_t>(issue);
   counts_[i] += n;
   if (examples_[i].size() < kExamplesPerIssue) examples_[i].push_back({offset, std::string(what)});
+}
+
+void ImportStats::Restore(ImportIssue issue, uint64_t count, std::vector<Example> examples) {
+  counts_[static_cast<size_t>(issue)] = count;
+  examples_[static_cast<size_t>(issue)] = std::move(examples);
 }
 
 uint64_t ImportStats::total() const {

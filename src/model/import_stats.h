@@ -43,6 +43,9 @@ class ImportStats {
   };
 
   void Count(ImportIssue issue, uint64_t offset, std::string_view what, uint64_t n = 1);
+  // Puts back what was counted in another process (model/rank_trace_codec.h): the total
+  // and the examples kept, replacing this kind's.
+  void Restore(ImportIssue issue, uint64_t count, std::vector<Example> examples);
   uint64_t count(ImportIssue issue) const { return counts_[static_cast<size_t>(issue)]; }
   uint64_t total() const;
   const std::vector<Example>& examples(ImportIssue issue) const {

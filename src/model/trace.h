@@ -188,6 +188,10 @@ struct CounterSeries {
   std::string host;    // the host it was sampled on
   std::string device;  // kDevice: the GPU index; kNic: "mlx5_0:1", "rdmap0s6:1", "eth0"
   bool cumulative = false;  // raw cumulative values (rates are derived in analysis)
+  // Cumulative series: the bits the source counter keeps. At 2^width_bits - 1 it wraps to
+  // 0, or, if |saturates|, stays there (InfiniBand PMA counters). 64 when unknown.
+  uint8_t width_bits = 64;
+  bool saturates = false;
   std::vector<TimeNs> time;
   std::vector<double> value;
 };
@@ -220,6 +224,10 @@ struct RankTrace {
   std::vector<ProcessGroup> groups;
   std::vector<ProfilerStep> steps;  // sorted by start
   std::vector<CounterSeries> counters;  // owned by this rank's process or its GPUs
+  // The input holds host counters only (a sampler file: NIC counters, GPU metrics of a
+  // host) and no rank: |rank| is -1, the tables are empty, and |counters| belong to the
+  // job (Trace::counters), not to a rank. The loader moves them there.
+  bool host_counters_only = false;
   ImportStats stats;
   uint64_t input_bytes = 0;  // size of the decoded input
 

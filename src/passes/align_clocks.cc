@@ -165,6 +165,16 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
   }
   for (size_t r = 0; r < n; ++r)
     if (clock.ranks[r].offset != 0) ShiftRankTimes(&trace->ranks[r], clock.ranks[r].offset);
+  // Host-owned series (a node's sampler: NICs, GPUs) share their host's clock: they move
+  // with the first rank of that host.
+  for (model::CounterSeries& c : trace->counters) {
+    for (size_t r = 0; r < n; ++r) {
+      if (trace->ranks[r].hostname != c.host) continue;
+      if (const TimeNs by = clock.ranks[r].offset; by != 0)
+        for (TimeNs& t : c.time) t -= by;
+      break;
+    }
+  }
   clock.applied = true;
   MatchOps(trace);  // starts and ends moved
 }

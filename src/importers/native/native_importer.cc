@@ -12,6 +12,7 @@
 
 #include "common/file.h"
 #include "importers/native/gpu_clock.h"
+#include "importers/native/sampler_records.h"
 #include "recorder/native_format/format.h"
 #include "recorder/native_format/record_reader.h"
 
@@ -45,6 +46,7 @@ struct Decoded {
   std::vector<nf::MarkRecord> marks;
   bool ended = false;
   importers::native::GpuClock clock;
+  importers::native::SamplerRecords sampler;  // counters, when the sampler wrote the file
 };
 
 std::string Hex(uint64_t v) {
@@ -118,6 +120,12 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
     case nf::RecordType::kEnd:
       d->ended = true;
       return;
+    case nf::RecordType::kCounterDef:
+    case nf::RecordType::kCounterSamples:
+    case nf::RecordType::kSamplerEvent:
+    case nf::RecordType::kSamplerStats:
+      d->sampler.Decode(r, stats);
+      return;
   }
   // A type from a later minor version: skipped by design.
 }
@@ -177,8 +185,14 @@ std::string StringOf(const Decoded& d, uint32_t id) {
 void FillIdentity(const Decoded& d, const std::string& path, model::RankTrace* t) {
   t->path = path;
   t->format = "native";
-  t->backend = "nccl";
   t->hostname = StringOf(d, d.process.hostname);
+  if (d.process.writer == static_cast<uint32_t>(nf::Writer::kSampler)) {
+    // One host's NIC counters and GPU metrics: no rank (RankTrace::host_counters_only).
+    t->host_counters_only = true;
+    t->notes.push_back("samples file from " + StringOf(d, d.process.plugin_version) + " (host counters, no rank)");
+    return;
+  }
+  t->backend = "nccl";
   t->rank = d.process.global_rank;
   t->world_size = d.process.world_size;
   for (const auto& [index, c] : d.comms) t->world_size = std::max(t->world_size, c.nranks);
@@ -334,8 +348,11 @@ void FillStatsAndNotes(const Decoded& d, model::RankTrace* t) {
     t->notes.push_back(std::to_string(orphaned) + " child events (kernel channels, proxy ops) belonged to ops that "
                        "were not recorded");
   if (!d.ended)
-    t->notes.push_back("no end record: the process stopped without finalizing NCCL (killed?); events after its "
-                       "last flush are missing");
+    t->notes.push_back(t->host_counters_only
+                           ? "no end record: the sampler was stopped without finishing (killed?); samples after "
+                             "its last flush are missing"
+                           : "no end record: the process stopped without finalizing NCCL (killed?); events after its "
+                             "last flush are missing");
   if (!d.clock.empty()) {
     char buf[200];
     std::snprintf(buf, sizeof(buf),
@@ -381,6 +398,7 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
   auto group_of = FillGroups(d, &t);
   FillOps(d, group_of, seq_reliable, &t);
   FillHostAndCounters(d, &t);
+  d.sampler.Fill([&](uint32_t id) { return StringOf(d, id); }, &t);
   FillStatsAndNotes(d, &t);
   return t;
 }

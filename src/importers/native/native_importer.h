@@ -1,5 +1,7 @@
-// Reads a commlens native trace (docs/formats.md; written by the NCCL profiler plugin)
-// into one rank of the trace model.
+// Reads a commlens native trace (docs/formats.md) into one rank of the trace model: a
+// trace of the NCCL profiler plugin (one process), or a samples file of the sampler (one
+// host's NIC counters and GPU metrics: counter series only, RankTrace::host_counters_only,
+// rank -1; see sampler_records.h).
 //
 // What it fills: rank, world size, host, one ProcessGroup per communicator, one CommOps
 // row per recorded collective / p2p op (GPU start and end from the kernel-channel

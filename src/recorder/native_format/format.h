@@ -1,6 +1,6 @@
 // The commlens native trace format, version 1. docs/formats.md is the reference; this
-// header is its only definition in code, shared by the writer (the NCCL profiler
-// plugin) and the reader (importers/native).
+// header is its only definition in code, shared by the writers (the NCCL profiler
+// plugin, the NIC/GPU sampler) and the reader (importers/native).
 //
 // A file is a 32-byte header followed by self-delimiting records:
 //
@@ -28,7 +28,7 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;  // 1.1: sampler records (11-14), ProcessRecord.writer
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -63,6 +63,11 @@ enum class RecordType : uint16_t {
   kStats = 8,         // StatsRecord, cumulative counters; the last one per comm counts
   kMark = 9,          // MarkRecord, capture window and control transitions
   kEnd = 10,          // EndRecord, clean end of the file
+  // 1.1: what the sampler writes (one file per host, recorder/sampler)
+  kCounterDef = 11,      // CounterDefRecord, one counter series, before its samples
+  kCounterSamples = 12,  // CounterSamplesRecord then u64 values: one reading of a run of series
+  kSamplerEvent = 13,    // SamplerEventRecord: a device vanished or came back, a note
+  kSamplerStats = 14,    // SamplerStatsRecord, the sampler's cumulative counters; the last counts
 };
 
 // Event kinds, numbered as the bit positions of NCCL's event type mask
@@ -102,9 +107,13 @@ struct ProcessRecord {
   uint32_t event_mask;      // activation mask while recording
   uint32_t buffer_events;   // slots per event pool and communicator
   uint32_t flush_interval_ms;
-  uint32_t reserved;
+  uint32_t writer;  // Writer (1.1; 1.0 files have 0 here: the plugin)
 };
 static_assert(sizeof(ProcessRecord) == 64);
+
+// Who wrote the file: the plugin (one file per process, ops of a rank) or the sampler
+// (one file per host, counters only, no rank).
+enum class Writer : uint32_t { kNcclPlugin = 0, kSampler = 1 };
 
 struct CommRecord {
   uint64_t comm_hash;        // NCCL's communicator id (commHash / commId)
@@ -241,7 +250,93 @@ struct EndRecord {
 };
 static_assert(sizeof(EndRecord) == 16);
 
-// The smallest payload a reader accepts for each type (version 1.0 sizes).
+// --- Sampler records (1.1) ---------------------------------------------------------
+//
+// A sampler file holds a ProcessRecord (writer = kSampler, global_rank -1), String
+// records, then CounterDefs and, per sampling tick, one CounterSamples record per run
+// of series read together (a device's counters). Values are raw: cumulative counters as
+// the device reports them (they wrap or saturate at their width), gauges as read.
+
+// Who owns a series; numbered as model::CounterOwner.
+enum class CounterOwnerCode : uint8_t { kRank = 0, kGpu = 1, kHost = 2, kNic = 3 };
+
+// What kind of device a series was read from.
+enum class DeviceKind : uint8_t {
+  kOther = 0,      // an RDMA device that is none of the below (rxe, siw, ...)
+  kEfa = 1,        // AWS Elastic Fabric Adapter
+  kInfiniBand = 2, // an RDMA port whose link layer is InfiniBand
+  kRoce = 3,       // an RDMA port whose link layer is Ethernet
+  kNetdev = 4,     // a network interface (/sys/class/net), loopback included
+  kGpu = 5,        // a GPU, through NVML
+};
+
+inline constexpr uint8_t kCounterFlagCumulative = 1;  // a counter (rates are derived), else a gauge
+inline constexpr uint8_t kCounterFlagSaturates = 2;   // stops at its maximum instead of wrapping
+
+struct CounterDefRecord {
+  uint32_t series;  // id, unique in the file; a later CounterDef with the same id replaces
+                    // this one (the sampler raises |width_bits| when a value exceeds it)
+  uint32_t name;    // string ids: "ib.port_xmit_data", "bytes" / "4 bytes" / "packets"
+  uint32_t unit;
+  uint32_t device;  // "mlx5_0:1", "rdmap16s27:1", "eth0", GPU "0" (NVML index)
+  uint32_t host;
+  uint32_t source;  // where it is read: a sysfs path, "nvml:<call> <bus id>"
+  uint8_t owner;        // CounterOwnerCode
+  uint8_t device_kind;  // DeviceKind
+  uint8_t width_bits;   // cumulative counters: bits the device keeps (4..64); 0 for gauges
+  uint8_t flags;        // kCounterFlag*
+  uint32_t reserved;
+};
+static_assert(sizeof(CounterDefRecord) == 32);
+
+// Header of a CounterSamples payload; |count| u64 values follow, one per series
+// first_series, first_series + 1, ... The payload is exactly 16 + 8 * count bytes.
+struct CounterSamplesRecord {
+  int64_t time_ns;  // CLOCK_REALTIME, the middle of the reads of these values
+  uint32_t first_series;
+  uint32_t count;
+};
+static_assert(sizeof(CounterSamplesRecord) == 16);
+
+enum class SamplerEventKind : uint32_t {
+  kDeviceGone = 1,      // the device's files went away: its series stop here
+  kDeviceBack = 2,      // they came back: the series go on (the counters may have restarted)
+  kWidthRaised = 3,     // a value exceeded the assumed width: the CounterDef was rewritten
+  kSaturated = 4,       // a saturating counter reached its maximum: later values are stuck
+  kNote = 5,            // free text (NVML absent, a source skipped, ...); no series
+};
+
+struct SamplerEventRecord {
+  int64_t time_ns;
+  uint32_t what;          // SamplerEventKind
+  uint32_t first_series;  // the series concerned: [first_series, first_series + count)
+  uint32_t count;
+  uint32_t text;          // string id: what happened, in words
+};
+static_assert(sizeof(SamplerEventRecord) == 24);
+
+// The sampler's own counters since it started; the last one in the file counts.
+struct SamplerStatsRecord {
+  int64_t time_ns;
+  int64_t start_ns;         // CLOCK_REALTIME of the first tick's deadline
+  uint64_t period_ns;       // 1e9 / rate
+  uint64_t ticks;           // ticks taken
+  uint64_t missed_ticks;    // deadlines skipped because a tick ran past the next one
+  uint64_t values;          // values written
+  uint64_t dropped_values;  // values lost: the buffer was full (the disk fell behind)
+  uint64_t read_errors;     // reads that failed (a value left out, not a device gone)
+  uint64_t sampler_cpu_ns;  // CPU time of the sampling thread (reads, encoding, sleeping calls)
+  uint64_t writer_cpu_ns;   // CPU time of the thread that writes the file
+  uint64_t busy_ns;         // wall time spent inside ticks
+  uint64_t max_tick_ns;     // the longest tick
+  uint64_t max_late_ns;     // the latest a tick started after its deadline
+  uint32_t series;
+  uint32_t reserved;
+};
+static_assert(sizeof(SamplerStatsRecord) == 112);
+
+// The smallest payload a reader accepts for each type (the size of the version that
+// introduced the type).
 constexpr uint32_t MinPayload(RecordType t) {
   switch (t) {
     case RecordType::kString: return 4;
@@ -254,6 +349,10 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kStats: return sizeof(StatsRecord);
     case RecordType::kMark: return sizeof(MarkRecord);
     case RecordType::kEnd: return sizeof(EndRecord);
+    case RecordType::kCounterDef: return sizeof(CounterDefRecord);
+    case RecordType::kCounterSamples: return sizeof(CounterSamplesRecord);
+    case RecordType::kSamplerEvent: return sizeof(SamplerEventRecord);
+    case RecordType::kSamplerStats: return sizeof(SamplerStatsRecord);
   }
   return 0;
 }

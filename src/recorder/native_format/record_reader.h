@@ -39,7 +39,7 @@ class RecordReader {
 };
 
 // Copies a payload into |out|: a longer payload is cut to sizeof(T) (fields added by a
-// later minor version), a shorter one is zero-filled if it has at least the 1.0 size.
+// later minor version), a shorter one is zero-filled if it has at least MinPayload.
 template <typename T>
 bool DecodePayload(const RecordView& r, T* out) {
   if (r.payload.size() < MinPayload(static_cast<RecordType>(r.type))) return false;

@@ -23,13 +23,20 @@ void RecordWriter::AppendFileHeader() {
 }
 
 void RecordWriter::Append(RecordType type, const void* payload, uint32_t size) {
+  Append(type, payload, size, nullptr, 0);
+}
+
+void RecordWriter::Append(RecordType type, const void* head, uint32_t head_size, const void* body,
+                          uint32_t body_size) {
+  const uint32_t size = head_size + body_size;
   RecordHeader h{};
   h.payload_size = size;
   h.type = static_cast<uint16_t>(type);
   size_t at = buf_.size();
   buf_.resize(at + sizeof(h) + size);
   std::memcpy(buf_.data() + at, &h, sizeof(h));
-  if (size > 0) std::memcpy(buf_.data() + at + sizeof(h), payload, size);
+  if (head_size > 0) std::memcpy(buf_.data() + at + sizeof(h), head, head_size);
+  if (body_size > 0) std::memcpy(buf_.data() + at + sizeof(h) + head_size, body, body_size);
   // The checksum covers the header after its own field, then the payload.
   uint32_t crc = Crc32(buf_.data() + at + sizeof(uint32_t), sizeof(h) - sizeof(uint32_t) + size);
   std::memcpy(buf_.data() + at, &crc, sizeof(crc));

@@ -17,6 +17,8 @@ class RecordWriter {
  public:
   void AppendFileHeader();
   void Append(RecordType type, const void* payload, uint32_t size);
+  // A record whose payload is |head| then |body| (a fixed header and its array).
+  void Append(RecordType type, const void* head, uint32_t head_size, const void* body, uint32_t body_size);
   template <typename T>
   void Append(RecordType type, const T& payload) {
     Append(type, &payload, static_cast<uint32_t>(sizeof(T)));
@@ -28,6 +30,8 @@ class RecordWriter {
   size_t size() const { return buf_.size(); }
   bool empty() const { return buf_.empty(); }
   void Clear() { buf_.clear(); }
+  // Exchanges the bytes with |other| (both keep their capacity: no allocation once warm).
+  void SwapBytes(std::vector<uint8_t>* other) { buf_.swap(*other); }
 
  private:
   std::vector<uint8_t> buf_;

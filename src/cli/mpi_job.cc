@@ -1,0 +1,451 @@
+#include "cli/mpi_job.h"
+
+// The C API only: Open MPI's and MPICH's headers would pull in the C++ bindings.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <span>
+#include <thread>
+
+#include "cli/progress.h"
+#include "cli/verbs.h"
+#include "common/file.h"
+#include "common/parallel_for.h"
+#include "importers/registry.h"
+#include "importers/trace_loader.h"
+#include "model/rank_trace_codec.h"
+
+namespace commlens::cli {
+
+namespace {
+
+using importers::ImportedFile;
+
+// Worker to rank 0, one message per file: {file index, payload bytes} and the payload
+// (EncodeFile), tagged kFile; a message over kChunk continues in kMore messages.
+constexpr int kFile = 1;
+constexpr int kMore = 2;
+constexpr size_t kChunk = size_t{1} << 30;  // MPI counts are ints
+
+// ---- plain byte strings: the plan and a file's payload ----
+
+void PutU64(std::vector<uint8_t>* out, uint64_t v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  out->insert(out->end(), p, p + sizeof v);
+}
+
+void PutStr(std::vector<uint8_t>* out, std::string_view s) {
+  PutU64(out, s.size());
+  out->insert(out->end(), s.begin(), s.end());
+}
+
+// Reads back what PutU64/PutStr wrote; false once anything is missing.
+struct Cursor {
+  std::span<const uint8_t> bytes;
+  size_t at = 0;
+
+  bool Take(size_t n, std::span<const uint8_t>* out) {
+    if (n > bytes.size() - at) return false;
+    *out = bytes.subspan(at, n);
+    at += n;
+    return true;
+  }
+  bool U64(uint64_t* v) {
+    std::span<const uint8_t> s;
+    if (!Take(sizeof *v, &s)) return false;
+    std::memcpy(v, s.data(), sizeof *v);
+    return true;
+  }
+  bool Str(std::string* v) {
+    uint64_t n = 0;
+    std::span<const uint8_t> s;
+    if (!U64(&n) || !Take(n, &s)) return false;
+    v->assign(s.begin(), s.end());
+    return true;
+  }
+};
+
+// ---- MPI: the session and polite waiting ----
+
+// MPI_Init_thread .. MPI_Finalize, with a communicator of our own.
+class MpiSession {
+ public:
+  MpiSession() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiSession() {
+    MPI_Comm_free(&comm_);
+    MPI_Finalize();
+  }
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// A short sleep that grows with the number of empty polls, to 200 us: a waiting process
+// costs next to no CPU and still drives its sends and answers within a fraction of a
+// millisecond.
+void Nap(int polls) { std::this_thread::sleep_for(std::chrono::microseconds(std::min(200, 10 * polls))); }
+
+// Waits for |request| without keeping a core busy (a blocking MPI call spins).
+void Await(MPI_Request* request) {
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    Nap(polls);
+  }
+}
+
+// Rank 0's |bytes| on every process.
+void Broadcast(std::vector<uint8_t>* bytes, MPI_Comm comm) {
+  uint64_t n = bytes->size();
+  MPI_Request r;
+  MPI_Ibcast(&n, 1, MPI_UINT64_T, 0, comm, &r);
+  Await(&r);
+  bytes->resize(n);
+  for (size_t at = 0; at < n; at += kChunk) {
+    MPI_Ibcast(bytes->data() + at, static_cast<int>(std::min(kChunk, n - at)), MPI_BYTE, 0, comm, &r);
+    Await(&r);
+  }
+}
+
+// ---- the plan: which process imports which file ----
+
+struct Plan {
+  std::string error;  // the inputs name no trace: nothing to do
+  std::vector<std::string> files;
+  std::vector<uint64_t> sizes;  // on disk
+  std::vector<uint64_t> owner;  // the process that imports files[i]
+
+  // The files of |process|, largest first.
+  std::vector<size_t> FilesOf(int process) const {
+    std::vector<size_t> mine;
+    for (size_t i = 0; i < files.size(); ++i)
+      if (owner[i] == static_cast<uint64_t>(process)) mine.push_back(i);
+    std::stable_sort(mine.begin(), mine.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+    return mine;
+  }
+};
+
+// Largest file first, to the process with the least work so far: its bytes (+1 a file,
+// so files of unknown size still spread). Rank 0 also receives and decodes every file the
+// others import, about a fifth of the work of importing it (1,024 gzipped Kineto ranks:
+// 2 ms against 10 ms a file), so that is charged to it too.
+Plan DealFiles(std::vector<std::string> files, int processes) {
+  Plan plan;
+  plan.files = std::move(files);
+  for (const std::string& f : plan.files) plan.sizes.push_back(importers::InputFileSize(f));
+  plan.owner.assign(plan.files.size(), 0);
+  std::vector<size_t> order(plan.files.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return plan.sizes[a] > plan.sizes[b]; });
+  std::vector<uint64_t> load(static_cast<size_t>(processes), 0);
+  for (size_t i : order) {
+    size_t p = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    plan.owner[i] = p;
+    load[p] += plan.sizes[i] + 1;
+    if (p != 0) load[0] += (plan.sizes[i] + 1) / 5;
+  }
+  return plan;
+}
+
+// Rank 0 expands the inputs and deals the files; every process gets the same plan.
+Plan SharePlan(const std::vector<std::string>& inputs, const MpiSession& mpi) {
+  std::vector<uint8_t> bytes;
+  if (mpi.rank() == 0) {
+    Result<std::vector<std::string>> files = importers::ExpandInputs(inputs);
+    if (!files.ok()) {
+      PutU64(&bytes, 1);
+      PutStr(&bytes, files.status().message());
+    } else {
+      Plan plan = DealFiles(std::move(files).value(), mpi.size());
+      PutU64(&bytes, 0);
+      PutU64(&bytes, plan.files.size());
+      for (size_t i = 0; i < plan.files.size(); ++i) {
+        PutStr(&bytes, plan.files[i]);
+        PutU64(&bytes, plan.sizes[i]);
+        PutU64(&bytes, plan.owner[i]);
+      }
+    }
+  }
+  Broadcast(&bytes, mpi.comm());
+  Plan plan;
+  Cursor in{bytes};
+  uint64_t failed = 0, n = 0;
+  bool ok = in.U64(&failed) && (failed ? in.Str(&plan.error) : in.U64(&n));
+  for (uint64_t i = 0; ok && !failed && i < n; ++i) {
+    plan.files.emplace_back();
+    plan.sizes.emplace_back();
+    plan.owner.emplace_back();
+    ok = in.Str(&plan.files.back()) && in.U64(&plan.sizes.back()) && in.U64(&plan.owner.back());
+  }
+  if (!ok) plan.error = "internal: the plan from rank 0 is damaged";
+  return plan;
+}
+
+// ---- one file's payload ----
+
+constexpr size_t kMessageHeader = 2 * sizeof(uint64_t);
+
+// |f|'s message: file index, payload size, then the payload: its error, its ranks.
+std::vector<uint8_t> EncodeFile(uint64_t file, const ImportedFile& f) {
+  std::vector<uint8_t> out;
+  PutU64(&out, file);
+  PutU64(&out, 0);
+  PutStr(&out, f.error);
+  PutU64(&out, f.ranks.size());
+  for (const model::RankTrace& r : f.ranks) {
+    size_t length_at = out.size();
+    PutU64(&out, 0);
+    model::EncodeRankTrace(r, &out);
+    uint64_t length = out.size() - length_at - sizeof(uint64_t);
+    std::memcpy(out.data() + length_at, &length, sizeof length);
+  }
+  uint64_t payload = out.size() - kMessageHeader;
+  std::memcpy(out.data() + sizeof(uint64_t), &payload, sizeof payload);
+  return out;
+}
+
+ImportedFile DecodeFile(std::span<const uint8_t> bytes, const std::string& path, int from) {
+  auto damaged = [&](const std::string& why) {
+    return ImportedFile{{}, fmt::format("{}: imported by MPI process {} but not received whole: {}", path, from, why)};
+  };
+  ImportedFile f;
+  Cursor in{bytes};
+  uint64_t ranks = 0;
+  if (!in.Str(&f.error) || !in.U64(&ranks)) return damaged("truncated header");
+  for (uint64_t k = 0; k < ranks; ++k) {
+    uint64_t length = 0;
+    std::span<const uint8_t> encoded;
+    if (!in.U64(&length) || !in.Take(length, &encoded)) return damaged("truncated rank");
+    Result<model::RankTrace> r = model::DecodeRankTrace(encoded);
+    if (!r.ok()) return damaged(r.status().message());
+    f.ranks.push_back(std::move(r).value());
+  }
+  return f;
+}
+
+// ---- workers: import, encode, send ----
+
+// Encoded files between the import threads and the sending main thread; Push blocks while
+// |capacity| are waiting, so a worker's memory stays bounded whatever its share.
+class Outbox {
+ public:
+  explicit Outbox(size_t capacity) : capacity_(std::max<size_t>(1, capacity)) {}
+
+  void Push(std::vector<uint8_t> message) {
+    std::unique_lock lock(mu_);
+    room_.wait(lock, [&] { return items_.size() < capacity_; });
+    items_.push_back(std::move(message));
+    ready_.notify_one();
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    ready_.notify_one();
+  }
+  // A message, or none after |wait|; |*finished| once none will come.
+  std::optional<std::vector<uint8_t>> Pop(std::chrono::microseconds wait, bool* finished) {
+    std::unique_lock lock(mu_);
+    ready_.wait_for(lock, wait, [&] { return !items_.empty() || closed_; });
+    if (items_.empty()) {
+      *finished = closed_;
+      return std::nullopt;
+    }
+    std::vector<uint8_t> message = std::move(items_.front());
+    items_.pop_front();
+    room_.notify_one();
+    return message;
+  }
+
+ private:
+  size_t capacity_;
+  std::mutex mu_;
+  std::condition_variable ready_, room_;
+  std::deque<std::vector<uint8_t>> items_;
+  bool closed_ = false;
+};
+
+// A message on its way to rank 0: kept until its sends complete.
+struct Sending {
+  std::vector<uint8_t> message;
+  std::vector<MPI_Request> requests;
+
+  bool Done() {
+    int done = 0;
+    MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    return done;
+  }
+};
+
+Sending Post(std::vector<uint8_t> message, MPI_Comm comm) {
+  Sending s{std::move(message), {}};
+  for (size_t at = 0; at < s.message.size(); at += kChunk) {
+    s.requests.emplace_back();
+    MPI_Isend(s.message.data() + at, static_cast<int>(std::min(kChunk, s.message.size() - at)), MPI_BYTE, 0,
+              at == 0 ? kFile : kMore, comm, &s.requests.back());
+  }
+  return s;
+}
+
+// Imports on the import threads; the main thread posts each finished file to rank 0 as
+// soon as it is encoded (at most kInFlight at once) and, while one is in flight, drives
+// the sends with MPI_Test and a yield (what a blocking MPI call does when cores are
+// oversubscribed): a large message moves in fragments that this side must push, and a
+// sleep between them would make rank 0 wait on this process.
+void SendShare(const Plan& plan, const importers::LoadOptions& options, const MpiSession& mpi) {
+  constexpr size_t kInFlight = 2;
+  constexpr auto kIdle = std::chrono::milliseconds(50);
+  std::vector<size_t> mine = plan.FilesOf(mpi.rank());
+  size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads) : std::thread::hardware_concurrency();
+  Outbox outbox(threads);
+  std::thread importer([&] {
+    ParallelFor(mine.size(), options.threads, [&](size_t j) {
+      ImportedFile f = ImportedFile::From(importers::ImportFile(plan.files[mine[j]]));
+      outbox.Push(EncodeFile(mine[j], f));
+    });
+    outbox.Close();
+  });
+  std::deque<Sending> sending;
+  bool finished = false;
+  while (!finished || !sending.empty()) {
+    if (!finished && sending.size() < kInFlight) {
+      // Nothing in flight: sleep until a file is ready. Else only look, and go on sending.
+      auto wait = sending.empty() ? kIdle : std::chrono::microseconds(0);
+      if (std::optional<std::vector<uint8_t>> message = outbox.Pop(wait, &finished))
+        sending.push_back(Post(std::move(*message), mpi.comm()));
+    }
+    if (sending.empty()) continue;
+    if (sending.front().Done()) sending.pop_front();
+    else std::this_thread::yield();
+  }
+  importer.join();
+}
+
+// ---- rank 0: import its share, receive the others ----
+
+// Receives the file message |probed| announced and decodes it into its slot; its index.
+uint64_t ReceiveFile(MPI_Message probed, const MPI_Status& status, const Plan& plan, MPI_Comm comm,
+                     std::vector<ImportedFile>* imported) {
+  const int from = status.MPI_SOURCE;
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<uint8_t> message(static_cast<size_t>(count));
+  MPI_Mrecv(message.data(), count, MPI_BYTE, &probed, MPI_STATUS_IGNORE);
+  uint64_t file = UINT64_MAX, payload = 0;
+  if (message.size() >= kMessageHeader) {
+    std::memcpy(&file, message.data(), sizeof file);
+    std::memcpy(&payload, message.data() + sizeof file, sizeof payload);
+  }
+  if (file >= plan.files.size() || plan.owner[file] != static_cast<uint64_t>(from)) {
+    fmt::print(stderr, "commlens: internal: MPI process {} sent a file it was not given\n", from);
+    MPI_Abort(comm, kExitFailed);
+  }
+  message.resize(kMessageHeader + payload);
+  for (size_t at = static_cast<size_t>(count); at < message.size(); at += kChunk)
+    MPI_Recv(message.data() + at, static_cast<int>(std::min(kChunk, message.size() - at)), MPI_BYTE, from, kMore,
+             comm, MPI_STATUS_IGNORE);
+  (*imported)[file] = DecodeFile(std::span<const uint8_t>(message).subspan(kMessageHeader), plan.files[file], from);
+  return file;
+}
+
+std::vector<ImportedFile> GatherShares(const Plan& plan, const importers::LoadOptions& options,
+                                       const MpiSession& mpi) {
+  std::vector<ImportedFile> imported(plan.files.size());
+  std::vector<size_t> mine = plan.FilesOf(0);
+  importers::LoadProgress* progress = options.progress;
+  std::thread importer([&] {
+    ParallelFor(mine.size(), options.threads, [&](size_t j) {
+      ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
+      imported[mine[j]] = ImportedFile::From(importers::ImportFile(plan.files[mine[j]]));
+      if (progress) ++progress->files_done;
+    });
+  });
+  size_t remote = plan.files.size() - mine.size();
+  for (int polls = 0; remote > 0;) {
+    int arrived = 0;
+    MPI_Message probed;
+    MPI_Status status;
+    MPI_Improbe(MPI_ANY_SOURCE, kFile, mpi.comm(), &arrived, &probed, &status);
+    if (!arrived) {
+      Nap(polls++);
+      continue;
+    }
+    polls = 0;
+    uint64_t file = ReceiveFile(probed, status, plan, mpi.comm(), &imported);
+    --remote;
+    if (progress) {
+      ++progress->files_done;
+      progress->bytes_read += plan.sizes[file];
+    }
+  }
+  importer.join();
+  return imported;
+}
+
+// Rank 0's |code| on every process.
+int ShareExitCode(int code, MPI_Comm comm) {
+  MPI_Request r;
+  MPI_Ibcast(&code, 1, MPI_INT, 0, comm, &r);
+  Await(&r);
+  return code;
+}
+
+}  // namespace
+
+int RunOverMpi(const JobInputs& inputs, std::string_view verb, bool quiet,
+               const std::function<int(const model::Trace&)>& report) {
+  MpiSession mpi;
+  Plan plan = SharePlan(inputs.paths, mpi);
+  int code = kExitOk;
+  if (!plan.error.empty()) {
+    if (mpi.rank() == 0) fmt::print(stderr, "commlens {}: {}\n", verb, plan.error);
+    code = kExitFailed;
+  } else if (mpi.rank() != 0) {
+    SendShare(plan, inputs.load, mpi);
+  } else {
+    importers::LoadProgress progress;
+    progress.files_total = plan.files.size();
+    progress.bytes_total = std::accumulate(plan.sizes.begin(), plan.sizes.end(), uint64_t{0});
+    importers::LoadOptions options = inputs.load;
+    options.progress = &progress;
+    std::vector<ImportedFile> imported = [&] {
+      ProgressLine line(&progress, quiet);
+      return GatherShares(plan, options, mpi);
+    }();
+    Result<model::Trace> trace = importers::AssembleJob(plan.files, std::move(imported), options);
+    if (!trace.ok()) {
+      fmt::print(stderr, "commlens {}: {}\n", verb, trace.status().message());
+      code = kExitFailed;
+    } else {
+      code = report(*trace);
+    }
+  }
+  return ShareExitCode(code, mpi.comm());
+}
+
+}  // namespace commlens::cli

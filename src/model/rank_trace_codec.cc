@@ -1,0 +1,362 @@
+#include "model/rank_trace_codec.h"
+
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace commlens::model {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x54524c43;  // "CLRT" in a little-endian dump
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kByteOrderMark = 0x01020304;
+
+// The fields of each struct, listed once for both directions (|T| is const when
+// encoding). Each list is a structured binding of the whole struct: a field added to the
+// model and not here stops the build instead of vanishing on the way to rank 0.
+template <typename T, typename F>
+void GpuColumns(T& t, F&& f) {
+  auto& [start, end, name, device, stream, correlation, kind, cls, copy, bytes, comm, launch] = t;
+  f(start), f(end), f(name), f(device), f(stream), f(correlation), f(kind), f(cls), f(copy), f(bytes), f(comm);
+  f(launch);
+}
+template <typename T, typename F>
+void HostColumns(T& t, F&& f) {
+  auto& [start, end, name, pid, tid, correlation, kind] = t;
+  f(start), f(end), f(name), f(pid), f(tid), f(correlation), f(kind);
+}
+template <typename T, typename F>
+void AnnotationColumns(T& t, F&& f) {
+  auto& [start, end, name, domain, pid, tid, device, depth] = t;
+  f(start), f(end), f(name), f(domain), f(pid), f(tid), f(device), f(depth);
+}
+template <typename T, typename F>
+void FlowColumns(T& t, F&& f) {
+  auto& [id, category, phase, time, pid, tid] = t;
+  f(id), f(category), f(phase), f(time), f(pid), f(tid);
+}
+template <typename T, typename F>
+void CommColumns(T& t, F&& f) {
+  auto& [start, end, op, dtype, in_elems, out_elems, bytes, group, seq, peer, activity, algorithm, protocol,
+         channels, enqueue, flags] = t;
+  f(start), f(end), f(op), f(dtype), f(in_elems), f(out_elems), f(bytes), f(group), f(seq), f(peer), f(activity);
+  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags);
+}
+template <typename T, typename F>
+void DeviceFields(T& d, F&& f) {
+  auto& [id, name, sm_count, memory_bytes] = d;
+  f(id), f(name), f(sm_count), f(memory_bytes);
+}
+template <typename T, typename F>
+void ThreadFields(T& t, F&& f) {
+  auto& [pid, tid, name] = t;
+  f(pid), f(tid), f(name);
+}
+template <typename T, typename F>
+void GroupFields(T& g, F&& f) {
+  auto& [name, description, ranks, size, comm_hash, self, job_group] = g;
+  f(name), f(description), f(ranks), f(size), f(comm_hash), f(self), f(job_group);
+}
+template <typename T, typename F>
+void CounterFields(T& c, F&& f) {
+  auto& [name, unit, owner, host, device, cumulative, width_bits, saturates, time, value] = c;
+  f(name), f(unit), f(owner), f(host), f(device), f(cumulative), f(width_bits), f(saturates), f(time), f(value);
+}
+template <typename T, typename F>
+void RankFields(T& r, F&& f) {
+  auto& [rank, world_size, path, format, backend, nccl_version, hostname, devices, threads, notes, strings, gpu, host,
+         annotations, flows, comms, groups, steps, counters, host_counters_only, stats, input_bytes] = r;
+  f(rank), f(world_size), f(path), f(format), f(backend), f(nccl_version), f(hostname), f(devices), f(threads);
+  f(notes), f(strings), f(gpu), f(host), f(annotations), f(flows), f(comms), f(groups), f(steps), f(counters);
+  f(host_counters_only), f(stats), f(input_bytes);
+}
+static_assert(std::is_trivially_copyable_v<ProfilerStep>, "ProfilerStep is copied raw");
+
+// Counts the bytes (|out| null) or appends them.
+class Writer {
+ public:
+  explicit Writer(std::vector<uint8_t>* out) : out_(out) {}
+
+  void Bytes(const void* p, size_t n) {
+    if (out_ && n) out_->insert(out_->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    size_ += n;
+  }
+  template <typename T>
+  void Pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    Bytes(&v, sizeof v);
+  }
+  void Count(size_t n) { Pod(static_cast<uint64_t>(n)); }
+  void Str(std::string_view s) {
+    Count(s.size());
+    Bytes(s.data(), s.size());
+  }
+  template <typename T>
+  void Column(const std::vector<T>& c) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    Count(c.size());
+    Bytes(c.data(), c.size() * sizeof(T));
+  }
+  // One field of a struct: a string, a column, or a plain value (bool as one byte).
+  void Field(const std::string& s) { Str(s); }
+  template <typename T>
+  void Field(const std::vector<T>& c) { Column(c); }
+  template <typename T>
+    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+  void Field(T v) { Pod(v); }
+  size_t size() const { return size_; }
+
+ private:
+  std::vector<uint8_t>* out_;
+  size_t size_ = 0;
+};
+
+// Reads with bounds checks. The first failure sticks: later reads do nothing, so callers
+// check once at the end (or before using a value to size anything).
+class Reader {
+ public:
+  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  size_t left() const { return b_.size() - at_; }
+  void Fail(std::string what) {
+    if (ok()) error_ = "rank trace encoding: " + what + " at byte " + std::to_string(at_) + " of " +
+                       std::to_string(b_.size());
+  }
+
+  bool Bytes(void* dst, size_t n) {
+    if (!ok()) return false;
+    if (n > left()) {
+      Fail("truncated (" + std::to_string(n) + " bytes wanted, " + std::to_string(left()) + " left)");
+      return false;
+    }
+    if (n) std::memcpy(dst, b_.data() + at_, n);
+    at_ += n;
+    return true;
+  }
+  template <typename T>
+  T Pod() {
+    T v{};
+    Bytes(&v, sizeof v);
+    return v;
+  }
+  // A count of items that each take at least |min_bytes|: more than the bytes left could
+  // hold is damage, refused before anything is sized by it.
+  size_t Count(size_t min_bytes) {
+    uint64_t n = Pod<uint64_t>();
+    if (ok() && n > left() / min_bytes) {
+      Fail("count " + std::to_string(n) + " larger than the buffer");
+      return 0;
+    }
+    return ok() ? static_cast<size_t>(n) : 0;
+  }
+  std::string Str() {
+    std::string s(Count(1), '\0');
+    Bytes(s.data(), s.size());
+    return s;
+  }
+  template <typename T>
+  void Column(std::vector<T>* c) {
+    c->resize(Count(sizeof(T)));
+    Bytes(c->data(), c->size() * sizeof(T));
+  }
+  void Field(std::string* s) { *s = Str(); }
+  template <typename T>
+  void Field(std::vector<T>* c) { Column(c); }
+  void Field(bool* b) {
+    uint8_t v = Pod<uint8_t>();
+    if (v > 1) Fail("bad flag " + std::to_string(v));
+    *b = v == 1;
+  }
+  template <typename T>
+    requires(std::is_arithmetic_v<T> || std::is_enum_v<T>) && (!std::is_same_v<T, bool>)
+  void Field(T* v) { *v = Pod<T>(); }
+
+ private:
+  std::span<const uint8_t> b_;
+  size_t at_ = 0;
+  std::string error_;
+};
+
+// ---- encoding ----
+
+// Writes any field of the model: plain values, strings and columns through the Writer,
+// lists of structs item by item, the tables column by column.
+struct Encoder {
+  Writer& w;
+
+  template <typename T>
+  void operator()(const T& v) { w.Field(v); }
+  template <typename T>
+    requires(!std::is_trivially_copyable_v<T>)
+  void operator()(const std::vector<T>& list) {
+    w.Count(list.size());
+    for (const T& item : list) Item(item);
+  }
+  void operator()(const StringPool& pool) {
+    w.Count(pool.size() - 1);  // id 0, the empty string, every pool has
+    for (uint32_t i = 1; i < pool.size(); ++i) w.Str(pool.Get(StringId{i}));
+  }
+  void operator()(const GpuActivities& t) { GpuColumns(t, *this); }
+  void operator()(const HostEvents& t) { HostColumns(t, *this); }
+  void operator()(const Annotations& t) { AnnotationColumns(t, *this); }
+  void operator()(const Flows& t) { FlowColumns(t, *this); }
+  void operator()(const CommOps& t) { CommColumns(t, *this); }
+  void operator()(const ImportStats& stats) {
+    w.Count(static_cast<size_t>(ImportIssue::kCount));
+    for (size_t i = 0; i < static_cast<size_t>(ImportIssue::kCount); ++i) {
+      auto issue = static_cast<ImportIssue>(i);
+      w.Pod(stats.count(issue));
+      w.Count(stats.examples(issue).size());
+      for (const ImportStats::Example& e : stats.examples(issue)) {
+        w.Pod(e.offset);
+        w.Str(e.what);
+      }
+    }
+  }
+
+  void Item(const std::string& s) { w.Str(s); }
+  void Item(const Device& d) { DeviceFields(d, *this); }
+  void Item(const HostThread& t) { ThreadFields(t, *this); }
+  void Item(const ProcessGroup& g) { GroupFields(g, *this); }
+  void Item(const CounterSeries& c) { CounterFields(c, *this); }
+};
+
+void Encode(const RankTrace& r, Writer& w) {
+  w.Pod(kMagic);
+  w.Pod(kVersion);
+  w.Pod(kByteOrderMark);
+  RankFields(r, Encoder{w});
+}
+
+// ---- decoding checks ----
+
+template <typename E>
+void CheckEnum(Reader& in, const std::vector<E>& c, E last, const char* what) {
+  for (E v : c)
+    if (static_cast<uint8_t>(v) > static_cast<uint8_t>(last)) return in.Fail(std::string("bad ") + what);
+}
+
+void CheckStrings(Reader& in, const std::vector<StringId>& c, size_t pool) {
+  for (StringId id : c)
+    if (id.value >= pool) return in.Fail("string id " + std::to_string(id.value) + " outside the pool");
+}
+
+void CheckRows(Reader& in, const std::vector<uint32_t>& c, size_t rows, const char* what) {
+  for (uint32_t row : c)
+    if (row != kNoIndex && row >= rows) return in.Fail(std::string(what) + " row " + std::to_string(row) + " out of range");
+}
+
+// What the analyses index by: enums, string ids and row references.
+void CheckTables(Reader& in, const RankTrace& r) {
+  const size_t pool = r.strings.size();
+  CheckEnum(in, r.gpu.kind, ActivityKind::kSync, "activity kind");
+  CheckEnum(in, r.gpu.cls, ActivityClass::kUnclassified, "activity class");
+  CheckEnum(in, r.gpu.copy, CopyKind::kUnknown, "copy kind");
+  CheckStrings(in, r.gpu.name, pool);
+  CheckRows(in, r.gpu.comm, r.comms.size(), "comm op");
+  CheckEnum(in, r.host.kind, HostKind::kOther, "host kind");
+  CheckStrings(in, r.host.name, pool);
+  CheckStrings(in, r.annotations.name, pool);
+  CheckStrings(in, r.annotations.domain, pool);
+  CheckEnum(in, r.flows.phase, FlowPhase::kEnd, "flow phase");
+  CheckStrings(in, r.flows.category, pool);
+  CheckEnum(in, r.comms.op, static_cast<CommOp>(static_cast<uint8_t>(CommOp::kCount) - 1), "comm op");
+  for (const auto* ids : {&r.comms.dtype, &r.comms.algorithm, &r.comms.protocol}) CheckStrings(in, *ids, pool);
+  CheckRows(in, r.comms.activity, r.gpu.size(), "activity");
+  CheckRows(in, r.comms.group, r.groups.size(), "group");
+  for (const CounterSeries& c : r.counters)
+    if (static_cast<uint8_t>(c.owner) > static_cast<uint8_t>(CounterOwner::kNic)) return in.Fail("bad counter owner");
+}
+
+// ---- decoding ----
+
+// The bytes the smallest item of a list takes (empty strings and columns): a count of
+// items that would not fit in what is left is refused before anything is sized by it.
+template <typename T>
+size_t MinItemBytes() {
+  static const size_t bytes = [] {
+    Writer w(nullptr);
+    Encoder{w}.Item(T{});
+    return w.size();
+  }();
+  return bytes;
+}
+
+// Reads what Encoder wrote into the same fields.
+struct Decoder {
+  Reader& in;
+
+  template <typename T>
+  void operator()(T& v) { in.Field(&v); }
+  template <typename T>
+    requires(!std::is_trivially_copyable_v<T>)
+  void operator()(std::vector<T>& list) {
+    list.resize(in.Count(MinItemBytes<T>()));
+    for (T& item : list) Item(item);
+  }
+  void operator()(StringPool& pool) {
+    size_t n = in.Count(sizeof(uint64_t));
+    for (size_t i = 1; i <= n && in.ok(); ++i) {
+      std::string s = in.Str();
+      if (in.ok() && pool.Intern(s).value != i) return in.Fail("string " + std::to_string(i) + " is a duplicate");
+    }
+  }
+  void operator()(GpuActivities& t) { GpuColumns(t, *this); }
+  void operator()(HostEvents& t) { HostColumns(t, *this); }
+  void operator()(Annotations& t) { AnnotationColumns(t, *this); }
+  void operator()(Flows& t) { FlowColumns(t, *this); }
+  void operator()(CommOps& t) { CommColumns(t, *this); }
+  void operator()(ImportStats& stats) {
+    if (in.Pod<uint64_t>() != static_cast<uint64_t>(ImportIssue::kCount) && in.ok())
+      return in.Fail("import issue kinds differ from this build's");
+    for (size_t i = 0; i < static_cast<size_t>(ImportIssue::kCount) && in.ok(); ++i) {
+      uint64_t count = in.Pod<uint64_t>();
+      std::vector<ImportStats::Example> examples(in.Count(2 * sizeof(uint64_t)));
+      for (ImportStats::Example& e : examples) {
+        e.offset = in.Pod<uint64_t>();
+        e.what = in.Str();
+      }
+      stats.Restore(static_cast<ImportIssue>(i), count, std::move(examples));
+    }
+  }
+
+  void Item(std::string& s) { s = in.Str(); }
+  void Item(Device& d) { DeviceFields(d, *this); }
+  void Item(HostThread& t) { ThreadFields(t, *this); }
+  void Item(ProcessGroup& g) { GroupFields(g, *this); }
+  void Item(CounterSeries& c) { CounterFields(c, *this); }
+};
+
+void Decode(Reader& in, RankTrace* r) {
+  if (in.Pod<uint32_t>() != kMagic) return in.Fail("not a rank trace encoding (magic)");
+  if (uint32_t v = in.Pod<uint32_t>(); v != kVersion)
+    return in.Fail("codec version " + std::to_string(v) + ", this build reads " + std::to_string(kVersion));
+  if (in.Pod<uint32_t>() != kByteOrderMark) return in.Fail("written on a machine of another byte order");
+  RankFields(*r, Decoder{in});
+  if (in.ok() && in.left() != 0) in.Fail(std::to_string(in.left()) + " bytes after the end");
+  if (in.ok()) CheckTables(in, *r);
+}
+
+}  // namespace
+
+void EncodeRankTrace(const RankTrace& rank, std::vector<uint8_t>* out) {
+  Writer counting(nullptr);
+  Encode(rank, counting);
+  out->reserve(out->size() + counting.size());
+  Writer w(out);
+  Encode(rank, w);
+}
+
+Result<RankTrace> DecodeRankTrace(std::span<const uint8_t> bytes) {
+  Reader in(bytes);
+  RankTrace r;
+  Decode(in, &r);
+  if (!in.ok()) return Error(in.error());
+  return r;
+}
+
+}  // namespace commlens::model

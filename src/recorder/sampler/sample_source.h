@@ -1,0 +1,37 @@
+// One device the sampler reads at every tick: a NIC port or network interface
+// (nic_source.h), a GPU (nvml_source.h). The sampler calls Define once, then Sample at
+// each tick, always from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "recorder/sampler/sample_buffer.h"
+
+namespace commlens::recorder::sampler {
+
+struct Tick {
+  int64_t index = 0;
+  int64_t monotonic_ns = 0;  // when the tick began (CLOCK_MONOTONIC)
+  // Read the slow group too: error and event counters, link rates. They change rarely and
+  // some cost a firmware command per read (InfiniBand PMA counters), so they are read at
+  // SamplerOptions::events_hz, and at the first and last tick.
+  bool events = true;
+  // Read GPU metrics: at SamplerOptions::gpu_hz (NVML calls cost tens of microseconds and
+  // NVML refreshes its values at 10 Hz or slower), and at the first and last tick.
+  bool gpu = true;
+};
+
+class SampleSource {
+ public:
+  virtual ~SampleSource() = default;
+  // Defines the source's series in |out| (a consecutive block of ids).
+  virtual void Define(SampleBuffer* out) = 0;
+  // Reads what is due at |tick| into |out|. Never fails: a value that cannot be read is
+  // left out (and counted), a device that went away is noted once and skipped.
+  virtual void Sample(const Tick& tick, SampleBuffer* out) = 0;
+  // "mlx5_0:1", "eth0", "GPU 0": for notes.
+  virtual const std::string& name() const = 0;
+};
+
+}  // namespace commlens::recorder::sampler

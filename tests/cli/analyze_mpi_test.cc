@@ -1,0 +1,119 @@
+// commlens analyze --mpi under mpirun (label "mpi"): whatever the number of processes,
+// the JSON is byte for byte the single process's, and a bad file is reported the same way
+// with the same exit code. CTest sets the Open MPI environment (root allowed, local
+// launch, shared memory only, oversubscription) so this runs on a bare CI container.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "testing/cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using commlens::testing::CliRun;
+using commlens::testing::Commlens;
+using commlens::testing::kSamples;
+using commlens::testing::Shell;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The lines commlens itself wrote to stderr (mpirun adds its own banner on a non-zero exit).
+std::vector<std::string> CommlensLines(const std::string& out) {
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("commlens ", 0) == 0) lines.push_back(line);
+  return lines;
+}
+
+class AnalyzeMpi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("commlens_mpi_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Analyzes |inputs| once alone and once under mpirun with each of |processes|; the JSONs
+  // must be identical, and so must the exit code and what commlens said on stderr.
+  void ExpectSameAsSingleProcess(const std::string& inputs, int exit_code, std::vector<int> processes = {2, 4}) {
+    fs::path single = dir_ / "single.json";
+    CliRun alone = Commlens("analyze -q " + inputs + " --json " + single.string());
+    ASSERT_EQ(alone.exit_code, exit_code) << alone.out;
+    std::string expected = Slurp(single);
+    ASSERT_FALSE(expected.empty());
+    for (int n : processes) {
+      SCOPED_TRACE("mpirun -np " + std::to_string(n));
+      fs::path json = dir_ / ("np" + std::to_string(n) + ".json");
+      CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np " + std::to_string(n) + " " + COMMLENS_BIN +
+                         " analyze --mpi -q " + inputs + " --json " + json.string());
+      EXPECT_EQ(mpi.exit_code, exit_code) << mpi.out;
+      EXPECT_EQ(CommlensLines(mpi.out), CommlensLines(alone.out)) << mpi.out;
+      EXPECT_TRUE(Slurp(json) == expected) << "the JSON differs from the single process's: " << json;
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AnalyzeMpi, FourRanksGiveTheSameJson) { ExpectSameAsSingleProcess(kSamples + "/ddp", 0, {2, 3, 4}); }
+
+// Native recordings and an Nsight export in one job; the export's rank 0 is the
+// recording's too, so it is skipped and named, the same way.
+TEST_F(AnalyzeMpi, MixedFormatsGiveTheSameJson) {
+  ExpectSameAsSingleProcess(kSamples + "/native " + kSamples + "/nsys-1gpu/moe", 2);
+}
+
+// Only rank 0 prints the report; the text is the single process's but for the timing line.
+TEST_F(AnalyzeMpi, OnlyRankZeroPrints) {
+  CliRun alone = Commlens("analyze " + kSamples + "/moe");
+  CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np 3 " + COMMLENS_BIN + " analyze --mpi " + kSamples + "/moe");
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
+  auto cut = [](const std::string& s) { return s.substr(0, s.rfind("analyzed in")); };
+  EXPECT_EQ(cut(mpi.out), cut(alone.out));
+}
+
+// A bad file, a file claiming a rank another has, a cut file and good ones: the same
+// failures, in the same words, exit code 2 — also with more processes than files.
+TEST_F(AnalyzeMpi, BadFilesAreReportedTheSameWay) {
+  fs::path job = dir_ / "job";
+  fs::create_directories(job);
+  fs::copy_file(kSamples + "/ddp/rank0.json.gz", job / "rank0.json.gz");
+  fs::copy_file(kSamples + "/ddp/rank1.json.gz", job / "rank1.json.gz");
+  fs::copy_file(kSamples + "/ddp/rank1.json.gz", job / "copy.json.gz");
+  std::ofstream(job / "rank2.json.gz") << "not gzip";
+  std::ofstream(job / "cut.json") << "{\"traceEvents\": [\n";
+  ExpectSameAsSingleProcess(job.string(), 2, {2, 4, 6});
+  CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np 2 " + COMMLENS_BIN + " analyze --mpi -q " + job.string());
+  EXPECT_NE(mpi.out.find("commlens analyze: " + (job / "rank2.json.gz").string() + ": named .gz but is not gzip"),
+            std::string::npos)
+      << mpi.out;
+}
+
+TEST_F(AnalyzeMpi, NothingToLoadFailsOnEveryProcess) {
+  CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np 2 " + COMMLENS_BIN + " analyze --mpi " +
+                     (dir_ / "missing").string());
+  EXPECT_EQ(mpi.exit_code, 1) << mpi.out;
+  EXPECT_EQ(CommlensLines(mpi.out),
+            std::vector<std::string>{"commlens analyze: " + (dir_ / "missing").string() + ": no such file or directory"});
+}
+
+// 64 ranks synthesized from the DDP sample (scripts/synth_traces.py, the CTest fixture
+// analyze_mpi_synth64).
+TEST_F(AnalyzeMpi, SixtyFourRanksGiveTheSameJson) {
+  if (!fs::exists(COMMLENS_SYNTH64 "/rank63.json.gz")) GTEST_SKIP() << "no " COMMLENS_SYNTH64 " (needs python3)";
+  ExpectSameAsSingleProcess(COMMLENS_SYNTH64, 0);
+}
+
+}  // namespace
