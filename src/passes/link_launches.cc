@@ -1,6 +1,14 @@
 // Links each GPU activity to the host call that launched it (CUDA runtime or driver call
 // with the same correlation id) and keeps that call's start as the activity's launch.
-#include <unordered_map>
+//
+// The calls' (correlation id, row) pairs are sorted once and searched: a flat array, not a
+// hash map, since an Nsight export holds a correlation id for every one of its millions of
+// CUDA API calls (a map of them cost seconds to build and to free). Correlation ids grow
+// with time, so the array is nearly sorted already. When two calls share an id, the first
+// one (in host order) is the launch.
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "passes/passes.h"
 
@@ -10,17 +18,18 @@ void LinkLaunches(model::RankTrace* rank) {
   const model::HostEvents& h = rank->host;
   model::GpuActivities& g = rank->gpu;
   if (g.size() == 0) return;
-  std::unordered_map<int64_t, model::TimeNs> launch_of;
-  launch_of.reserve(h.size() / 4);
+  std::vector<std::pair<int64_t, uint32_t>> calls;  // (correlation id, host row)
+  calls.reserve(h.size());
   for (size_t i = 0; i < h.size(); ++i) {
     if (h.correlation[i] == 0) continue;
     if (h.kind[i] != model::HostKind::kRuntime && h.kind[i] != model::HostKind::kDriver) continue;
-    launch_of.emplace(h.correlation[i], h.start[i]);
+    calls.emplace_back(h.correlation[i], static_cast<uint32_t>(i));
   }
+  if (!std::is_sorted(calls.begin(), calls.end())) std::sort(calls.begin(), calls.end());
   uint64_t unmatched = 0;
   for (size_t i = 0; i < g.size(); ++i) {
-    auto it = launch_of.find(g.correlation[i]);
-    if (it != launch_of.end()) g.launch[i] = it->second;
+    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(g.correlation[i], uint32_t{0}));
+    if (it != calls.end() && it->first == g.correlation[i]) g.launch[i] = h.start[it->second];
     else ++unmatched;
   }
   // Activities launched before the profiler started have no launch in the trace: an

@@ -63,6 +63,15 @@ error_code ParseArgs(ondemand::value value, KinetoEvent* e) {
   return SUCCESS;
 }
 
+// Whether the table writer uses this event's args. Host operators, Python functions and
+// user annotations are kept by name and time alone; their args (input shapes, ids,
+// sequence numbers: most of a trace's keys) are skipped unread. Kineto writes "ph" and
+// "cat" before "args"; an event that lists them later has its args read.
+bool ArgsAreRead(const KinetoEvent& e) {
+  if (e.ph != 'X' || e.cat.empty()) return true;
+  return e.cat != keys::kCatCpuOp && e.cat != keys::kCatPythonFunction && e.cat != keys::kCatUserAnnotation;
+}
+
 }  // namespace
 
 std::string_view FieldKey(ondemand::field& field) {
@@ -80,10 +89,11 @@ std::string_view FieldKey(ondemand::field& field) {
 }
 
 bool ReadInt(ondemand::value value, int64_t* out) {
+  // Integers are the common case: tried first, the value's type is asked only when not.
+  if (value.get_int64().get(*out) == SUCCESS) return true;
   ondemand::json_type type;
   if (value.type().get(type) != SUCCESS) return false;
   if (type == ondemand::json_type::number) {
-    if (value.get_int64().get(*out) == SUCCESS) return true;
     double d;
     if (value.get_double().get(d) != SUCCESS) return false;
     if (!(d >= -9.2e18 && d <= 9.2e18)) return false;  // also false for NaN
@@ -146,7 +156,7 @@ error_code ParseKinetoEvent(ondemand::object& object, KinetoEvent* e) {
         if (key == keys::kId && !ReadInt(v, &e->id)) e->bad_field = "id";
         break;
       case 'a':
-        if (key == keys::kArgs) {
+        if (key == keys::kArgs && ArgsAreRead(*e)) {
           err = ParseArgs(v, e);
           if (err) return err;
         }
