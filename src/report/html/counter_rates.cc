@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/counter_rates.h"
+
 namespace commlens::report::html {
 
 namespace {
@@ -16,13 +18,8 @@ struct Source {
   std::string label;
 };
 
-// Bytes per unit of an amount series, or 0 when the unit is not an amount.
-double BytesPerUnit(const std::string& unit) {
-  if (unit == "bytes" || unit == "B") return 1.0;
-  if (unit == "4 bytes") return 4.0;
-  return 0.0;
-}
-bool IsPackets(const std::string& unit) { return unit == "packets"; }
+bool IsBytes(const std::string& unit) { return analysis::BaseUnitOf(unit).unit == "bytes"; }
+bool IsPackets(const std::string& unit) { return analysis::BaseUnitOf(unit).unit == "packets"; }
 
 std::string Label(const CounterSeries& s, const std::string& rank_label) {
   std::string l = rank_label;
@@ -53,8 +50,8 @@ std::vector<CounterChart> ResampleCounters(const model::Trace& trace, size_t bin
   bins = std::max<size_t>(bins, 1);
   for (const auto& [key, sources] : groups) {
     const std::string& unit = std::get<1>(key);
-    const double bytes_per_unit = BytesPerUnit(unit);
-    const bool rate = bytes_per_unit > 0 || IsPackets(unit) || sources.front().series->cumulative;
+    const bool bytes = IsBytes(unit);
+    const bool rate = bytes || IsPackets(unit) || sources.front().series->cumulative;
     TimeNs lo = INT64_MAX, hi = INT64_MIN;
     for (const Source& src : sources) {
       lo = std::min(lo, src.series->time.front());
@@ -63,8 +60,8 @@ std::vector<CounterChart> ResampleCounters(const model::Trace& trace, size_t bin
     CounterChart c;
     c.name = std::get<0>(key);
     c.rate = rate;
-    c.unit = !rate ? unit : bytes_per_unit > 0 ? "GB/s" : IsPackets(unit) ? "packets/s" : unit + "/s";
-    const double scale = bytes_per_unit > 0 ? bytes_per_unit * 1e-9 : 1.0;  // bytes -> GB
+    c.unit = !rate ? unit : bytes ? "GB/s" : IsPackets(unit) ? "packets/s" : unit + "/s";
+    const double scale = bytes ? 1e-9 : 1.0;  // bytes -> GB
     c.start = lo;
     c.bin = std::max<TimeNs>(1, (hi - lo) / static_cast<TimeNs>(bins) + 1);
     const bool aggregate = sources.size() > max_series;
@@ -74,17 +71,20 @@ std::vector<CounterChart> ResampleCounters(const model::Trace& trace, size_t bin
     for (size_t k = 0; k < sources.size(); ++k) {
       const CounterSeries& s = *sources[k].series;
       const size_t out = aggregate ? 0 : k;
-      for (size_t i = 0; i < s.time.size(); ++i) {
-        double v = s.value[i];
-        if (rate && s.cumulative) {
-          if (i == 0) continue;
-          v = s.value[i] - s.value[i - 1];
-          if (v < 0) continue;  // counter reset
-        }
-        const auto b = static_cast<size_t>((s.time[i] - lo) / c.bin);
-        sum[out][std::min(b, bins - 1)] += v;
-        n[out][std::min(b, bins - 1)] += 1;
+      auto add = [&](TimeNs t, double v) {
+        const auto b = std::min(static_cast<size_t>((t - lo) / c.bin), bins - 1);
+        sum[out][b] += v;
+        n[out][b] += 1;
+      };
+      if (s.cumulative) {
+        // Amounts between samples in base units: wraps, resets, gaps and saturated
+        // counters handled once, in analysis/counter_rates.
+        const analysis::CounterRates r = analysis::RatesOf(s);
+        for (size_t i = 0; i < r.size(); ++i) add(r.end[i], r.amount[i]);
+        continue;
       }
+      const double factor = rate ? analysis::BaseUnitOf(s.unit).factor : 1.0;  // amounts per sample
+      for (size_t i = 0; i < s.time.size(); ++i) add(s.time[i], s.value[i] * factor);
     }
     for (size_t k = 0; k < drawn; ++k) {
       std::vector<std::optional<double>> values(bins);
