@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
       "recordings, analyzes compute,\n"
       "communication and idle time per rank and across ranks, exports the job to Perfetto,\n"
       "Paraver and CSV, writes a self-contained HTML report, benchmarks collectives (and\n"
-      "compares saved runs) and inspects the topology.\n"
+      "compares saved runs), inspects the topology and records jobs (NCCL plugin, NIC and\n"
+      "GPU samples) under srun, torchrun or mpirun.\n"
       "Run 'commlens VERB --help' for each verb.\n"
       "Exit code 64: a usage error (wrong option or argument), for every verb.",
       "commlens"};
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
 #if COMMLENS_HAS_TOPO
   commlens::cli::AddTopoVerb(app, &exit_code);
 #endif
+  commlens::cli::AddRecordVerb(app, &exit_code);
+  commlens::cli::AddEnvVerb(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

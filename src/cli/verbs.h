@@ -2,7 +2,8 @@
 // A verb's callback stores its exit code in |*exit_code|.
 //
 // Exit codes every verb shares (docs: README "Exit codes"); bench and topo add their own
-// between 1 and 63 (bench/errors.h, topo/check.h).
+// between 1 and 63 (bench/errors.h, topo/check.h). record passes its command's exit code
+// through and uses 125-127 for its own (recorder/launcher/record.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,7 +17,9 @@ inline constexpr int kExitUsage = 64;    // the command line is wrong (BSD sysex
 
 void AddAnalyzeVerb(CLI::App& app, int* exit_code);
 void AddBenchVerb(CLI::App& app, int* exit_code);
+void AddEnvVerb(CLI::App& app, int* exit_code);
 void AddExportVerb(CLI::App& app, int* exit_code);
+void AddRecordVerb(CLI::App& app, int* exit_code);
 void AddReportVerb(CLI::App& app, int* exit_code);
 void AddTopoVerb(CLI::App& app, int* exit_code);
 

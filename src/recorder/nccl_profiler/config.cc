@@ -29,7 +29,7 @@ bool ParseSeconds(const char* text, double* out) {
 
 // Reads an unsigned variable into |*field| when set, clamped to [lo, hi].
 template <typename T>
-void ReadUnsigned(EnvLookup env, const char* name, uint64_t lo, uint64_t hi, T* field,
+void ReadUnsigned(const EnvLookup& env, const char* name, uint64_t lo, uint64_t hi, T* field,
                   RecorderConfig* cfg) {
   const char* text = env(name);
   if (text == nullptr) return;
@@ -46,20 +46,11 @@ void ReadUnsigned(EnvLookup env, const char* name, uint64_t lo, uint64_t hi, T* 
   *field = static_cast<T>(v);
 }
 
-void ReadSeconds(EnvLookup env, const char* name, double* field, RecorderConfig* cfg) {
+void ReadSeconds(const EnvLookup& env, const char* name, double* field, RecorderConfig* cfg) {
   const char* text = env(name);
   if (text == nullptr) return;
   if (!ParseSeconds(text, field))
     cfg->warnings.push_back(std::string(name) + "=" + text + " is not a duration in seconds; ignored");
-}
-
-// The first of |names| that is set and is an integer.
-int FirstInt(EnvLookup env, std::initializer_list<const char*> names, int fallback) {
-  for (const char* name : names) {
-    uint64_t v = 0;
-    if (ParseUnsigned(env(name), &v) && v < (1u << 30)) return static_cast<int>(v);
-  }
-  return fallback;
 }
 
 }  // namespace
@@ -106,7 +97,7 @@ bool ParseEventMask(const std::string& text, uint32_t* mask) {
   return true;
 }
 
-RecorderConfig ParseConfig(EnvLookup env) {
+RecorderConfig ParseConfig(const EnvLookup& env) {
   RecorderConfig cfg;
   if (const char* out = env("COMMLENS_OUT"); out != nullptr && *out != '\0') cfg.out = out;
   ReadUnsigned(env, "COMMLENS_FLUSH_INTERVAL_MS", 1, 3'600'000, &cfg.flush_interval_ms, &cfg);
@@ -123,18 +114,15 @@ RecorderConfig ParseConfig(EnvLookup env) {
   ReadUnsigned(env, "COMMLENS_CONTROL_POLL_MS", 1, 60'000, &cfg.control_poll_ms, &cfg);
   if (const char* s = env("COMMLENS_FSYNC"); s != nullptr) cfg.fsync = std::string_view(s) == "1";
 
-  cfg.global_rank = FirstInt(env, {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                   "SLURM_PROCID"}, -1);
-  cfg.world_size = FirstInt(env, {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                  "SLURM_NTASKS"}, 0);
-  cfg.local_rank = FirstInt(env, {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                                  "SLURM_LOCALID"}, -1);
-  for (const char* name : {"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID"}) {
-    if (const char* id = env(name); id != nullptr && *id != '\0') {
-      cfg.job_id = id;
-      break;
-    }
+  // Who this process is: the same rules as `commlens record` (launcher/launcher_env.h).
+  launcher::LaunchEnv who = launcher::DetectLaunchEnv(env);
+  if (!who.single_process()) {
+    cfg.global_rank = who.rank;
+    cfg.world_size = who.world_size > 0 ? who.world_size : 0;
+    cfg.local_rank = who.local_rank;
   }
+  cfg.job_id = who.job_id;
+  for (std::string& w : who.warnings) cfg.warnings.push_back(std::move(w));
   return cfg;
 }
 

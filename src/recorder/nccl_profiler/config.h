@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "recorder/launcher/launcher_env.h"
 #include "recorder/native_format/format.h"
 
 namespace commlens::recorder {
@@ -38,7 +39,8 @@ struct RecorderConfig {
   uint32_t control_poll_ms = 20;       // COMMLENS_CONTROL_POLL_MS
   bool fsync = false;                  // COMMLENS_FSYNC
 
-  // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm).
+  // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm,
+  // PMIx) and COMMLENS_JOB_ID, by the rules of launcher/launcher_env.h.
   int global_rank = -1;
   int world_size = 0;
   int local_rank = -1;
@@ -51,8 +53,9 @@ struct RecorderConfig {
   }
 };
 
-using EnvLookup = const char* (*)(const char* name);
-RecorderConfig ParseConfig(EnvLookup env);
+// The plugin passes getenv; `commlens record` the environment it gives the job.
+using EnvLookup = launcher::EnvLookup;
+RecorderConfig ParseConfig(const EnvLookup& env);
 
 // "coll,kernel,proxy" or a number (decimal or 0x...); false if a word is unknown.
 bool ParseEventMask(const std::string& text, uint32_t* mask);

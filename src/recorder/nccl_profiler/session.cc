@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "recorder/launcher/output_names.h"
 #include "recorder/nccl_profiler/clock.h"
 
 #ifndef COMMLENS_VERSION
@@ -49,16 +50,6 @@ std::string HostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown-host";
   return buf;
-}
-
-// File names keep to [A-Za-z0-9._-].
-std::string Sanitized(std::string s) {
-  for (char& c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return s;
 }
 
 void StoreMask(int* mask, uint32_t value) {
@@ -166,18 +157,19 @@ bool Session::OpenFile() {
   const std::string& out = cfg_.out;
   struct stat st;
   const bool is_file = EndsWith(out, kTraceSuffix) || (stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
-  const std::string session = session_number_ > 0 ? "-s" + std::to_string(session_number_) : "";
   if (is_file) {
     path_ = out;
-    if (!session.empty() && EndsWith(out, kTraceSuffix))
-      path_ = out.substr(0, out.size() - std::strlen(kTraceSuffix)) + session + kTraceSuffix;
+    if (session_number_ > 0 && EndsWith(out, kTraceSuffix))
+      path_ = out.substr(0, out.size() - std::strlen(kTraceSuffix)) + ".s" + std::to_string(session_number_) +
+              kTraceSuffix;
   } else {
     if (!MakeDirs(out)) {
       Log(abi::kLogWarn, "commlens: cannot create output folder %s: %s", out.c_str(), std::strerror(errno));
       return false;
     }
-    std::string who = cfg_.global_rank >= 0 ? "rank" + std::to_string(cfg_.global_rank) + "-" : "";
-    path_ = out + "/" + who + Sanitized(HostName()) + "-" + std::to_string(pid_) + session + kTraceSuffix;
+    // <job>.rank<R>.<host>.<pid>[.s<N>].cltrace, the layout `commlens record` documents.
+    path_ = out + "/" +
+            launcher::PluginTraceFileName(cfg_.job_id, cfg_.global_rank, HostName(), pid_, session_number_);
   }
   if (int error = file_.Open(path_); error != 0) {
     Log(abi::kLogWarn, "commlens: cannot open %s: %s", path_.c_str(), std::strerror(error));

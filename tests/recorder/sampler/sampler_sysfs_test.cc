@@ -6,12 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <thread>
 
 #include "analysis/counter_rates.h"
 #include "importers/native/native_importer.h"
-#include "importers/trace_loader.h"
 #include "recorder/sampler/counter_file.h"
 #include "recorder/sampler/fake_nics.h"
 #include "recorder/sampler/nic_counters.h"
@@ -330,34 +328,6 @@ TEST(SamplerOptionsCheck, RefusesRatesOutOfRangeAndNamesTheFile) {
   EXPECT_EQ((*s)->path(), (out.path() / "run1" / "77.hostA.samples.cltrace").string());
 }
 
-
-// A job folder with a rank's trace and its node's samples file: the samples become the
-// job's counters (not a rank), and analysis sees one rank.
-TEST(SamplerOnFakeSysfs, SamplesFileBesideATraceIsTheJobsCounters) {
-  FakeNics fake;
-  topo::testing::TempDir out;
-  std::filesystem::copy_file(std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/native/rank0.cltrace",
-                             out.path() / "rank0.cltrace");
-  auto sampler = Sampler::Create(FakeOptions(fake, (out.path() / "job1.node1.samples.cltrace").string()));
-  ASSERT_TRUE(sampler.ok()) << sampler.status().message();
-  for (int i = 1; i <= 3; ++i) {
-    fake.Set(FakeNics::Efa("tx_bytes"), 1'000'000ull * i);
-    Tick(sampler->get());
-  }
-  (*sampler)->Stop();
-  auto trace = importers::LoadTrace({out.path().string()}, {});
-  ASSERT_TRUE(trace.ok()) << trace.status().message();
-  ASSERT_EQ(trace->ranks.size(), 1u);
-  EXPECT_EQ(trace->ranks[0].rank, 0);
-  EXPECT_TRUE(trace->failures.empty());
-  ASSERT_FALSE(trace->counters.empty());
-  bool efa = false;
-  for (const model::CounterSeries& c : trace->counters) {
-    EXPECT_EQ(c.host, "node1");
-    efa |= c.owner == model::CounterOwner::kNic && c.name == "efa.tx_bytes" && c.time.size() >= 3;
-  }
-  EXPECT_TRUE(efa);
-}
 
 }  // namespace
 }  // namespace commlens::recorder::sampler

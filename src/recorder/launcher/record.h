@@ -1,0 +1,88 @@
+// `commlens record -o DIR [options] -- COMMAND...`: runs one process of a job (or the
+// launcher of a whole job) with the NCCL profiler plugin and the sampler.
+//
+// Steps, in order:
+//  1. block the forwarded signals (child_process.h), before any thread starts;
+//  2. find who this process is (launcher_env.h) and the command (exit 127 / 126 when it
+//     cannot run);
+//  3. create DIR; name the job (the launcher's id, else "local-<pid>" for a single
+//     process, "job" for a launcher that gives none) and pass it on as COMMLENS_JOB_ID;
+//  4. set the plugin's variables (NCCL_PROFILER_PLUGIN, COMMLENS_OUT, the capture window),
+//     and the fabric preset, for the command only;
+//  5. start the sampler when this process samples its host: local rank 0, a process with
+//     no launcher, or record wrapping a launcher (--outer, or the command is torchrun,
+//     mpirun, srun, ... and there is no launcher around record);
+//  6. start the live metrics writer (--prometheus), run the command, pass signals on;
+//  7. when it ends, stop the live metrics and the sampler (its last reading covers the
+//     whole run) and return the command's exit code (128 + N when signal N killed it).
+//
+// record's own failures before the command starts (DIR cannot be created, no plugin)
+// exit with 125, which no command's failure to start uses (126, 127).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "recorder/launcher/fabric_preset.h"
+#include "recorder/launcher/launcher_env.h"
+
+namespace commlens::recorder::launcher {
+
+inline constexpr int kExitRecordFailed = 125;
+inline constexpr double kDefaultSampleHz = 10.0;
+
+enum class OuterMode : uint8_t { kAuto, kOn, kOff };
+
+struct CaptureWindow {
+  std::optional<uint64_t> after_colls;  // COMMLENS_CAPTURE_AFTER_COLLS
+  std::optional<double> after_s;        // COMMLENS_CAPTURE_AFTER_S
+  std::optional<double> duration_s;     // COMMLENS_CAPTURE_DURATION_S
+  std::string control;                  // COMMLENS_CONTROL (made absolute)
+  std::string events;                   // COMMLENS_EVENT_MASK
+};
+
+struct RecordOptions {
+  std::string out_dir;
+  std::vector<std::string> command;
+  std::optional<Preset> preset;
+  bool plugin = true;
+  std::string plugin_path;                 // empty: FindProfilerPlugin beside the executable
+  std::string nccl_library = kNcclSoname;  // for the preset's NCCL version check
+  CaptureWindow capture;
+  bool sampler = true;
+  double sample_hz = kDefaultSampleHz;
+  bool gpu_metrics = true;
+  std::vector<std::string> nics;  // empty: every RDMA port and physical interface
+  OuterMode outer = OuterMode::kAuto;
+  std::string prometheus;
+  bool quiet = false;
+};
+
+// Runs the command; the exit code to exit with. Messages go to |log| (stderr).
+int RunRecord(const RecordOptions& options, std::ostream& log);
+
+// torchrun, mpirun, mpiexec, orterun, prterun, srun, deepspeed, "python -m
+// torch.distributed.run" (or .launch), "accelerate launch".
+bool IsLauncherCommand(const std::vector<std::string>& command);
+
+// Whether this process runs the host's sampler, and why, in a few words.
+struct SamplerRole {
+  bool start = false;
+  std::string why;
+};
+SamplerRole DecideSampler(const LaunchEnv& who, bool outer, bool sampler_enabled);
+
+// The job id record uses and passes on (COMMLENS_JOB_ID).
+std::string ChooseJobId(const LaunchEnv& who, long pid);
+
+// Sets the plugin's variables for the command in |env|: NCCL_PROFILER_PLUGIN (when
+// |plugin_path| is not empty), COMMLENS_OUT and the capture window. Returns a note when a
+// variable the user had set is replaced.
+std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
+                                              const std::string& out_dir,
+                                              const CaptureWindow& capture, Environment* env);
+
+}  // namespace commlens::recorder::launcher
