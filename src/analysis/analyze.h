@@ -9,6 +9,7 @@
 #include "analysis/cross_rank.h"
 #include "analysis/idle_gaps.h"
 #include "analysis/kernel_breakdown.h"
+#include "analysis/nic_analysis.h"
 #include "analysis/time_breakdown.h"
 #include "analysis/window.h"
 #include "model/trace.h"
@@ -38,6 +39,7 @@ struct JobAnalysis {
   KernelBreakdown kernels;              // all ranks' kernels, merged by name
   CollectiveAnalysis collectives;
   CrossRankAnalysis cross_rank;         // stragglers and why, hangs, contention, pipeline
+  CounterAnalysis counters;             // NIC ports, GPU metrics, wire against claimed bytes
 };
 
 JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options);

@@ -39,7 +39,11 @@ CounterRates RatesOf(const model::CounterSeries& s, const RateOptions& options) 
   const double span = std::ldexp(1.0, width);  // 2^width
   const bool narrow = width < 64 && observed < span;
   const double max = span - 1;
-  const model::TimeNs max_gap = options.max_gap > 0 ? options.max_gap : 5 * MedianInterval(s.time);
+  // Default: five median intervals, and at least a second, so that a sampler thread the
+  // machine stalled for a moment is not a gap.
+  constexpr model::TimeNs kMinGap = 1'000'000'000;
+  const model::TimeNs max_gap =
+      options.max_gap > 0 ? options.max_gap : std::max<model::TimeNs>(kMinGap, 5 * MedianInterval(s.time));
 
   size_t prev = 0;
   for (size_t i = 1; i < n; ++i) {

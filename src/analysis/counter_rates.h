@@ -34,7 +34,8 @@ struct BaseUnit {
 BaseUnit BaseUnitOf(const std::string& counter_unit);
 
 struct RateOptions {
-  // Intervals longer than this are gaps; 0: five times the series' median interval.
+  // Intervals longer than this are gaps; 0: five times the series' median interval, and at
+  // least one second.
   model::TimeNs max_gap = 0;
   // Base units per second no interval can reach (a link's line rate, in bytes/s): a drop
   // whose wrap would be faster is a reset. 0: no limit.

@@ -1,5 +1,7 @@
 #include "report/json_report.h"
 
+#include <algorithm>
+
 #include "model/activity_class.h"
 #include "model/collective.h"
 
@@ -125,6 +127,63 @@ json ClockJson(const model::ClockAlignment& c) {
                             {"bound_guaranteed", o.consistent && o.bound >= 0}});
   j["notes"] = c.notes;
   return j;
+}
+
+// bytes/s -> Gb/s (10^9 bits per second, as line rates are given)
+double Gbps(double bytes_per_s) { return bytes_per_s * 8e-9; }
+
+json NicsJson(const std::vector<analysis::NicPort>& nics) {
+  json arr = json::array();
+  for (const auto& n : nics) {
+    const double line = n.line_rate_bits_per_s * 1e-9;
+    auto share = [&](double bytes_per_s) { return line > 0 ? json(Round2(100.0 * Gbps(bytes_per_s) / line)) : json(nullptr); };
+    arr.push_back({{"host", n.host},
+                   {"device", n.device},
+                   {"kind", n.kind},
+                   {"tx_bytes", n.tx_bytes},
+                   {"rx_bytes", n.rx_bytes},
+                   {"samples", n.samples},
+                   {"errors", n.errors},
+                   {"peak_tx_gbps", Gbps(n.peak_tx_bytes_per_s)},
+                   {"peak_rx_gbps", Gbps(n.peak_rx_bytes_per_s)},
+                   {"mean_tx_gbps", Gbps(n.mean_tx_bytes_per_s)},
+                   {"mean_rx_gbps", Gbps(n.mean_rx_bytes_per_s)},
+                   {"line_rate_gbps", line > 0 ? json(line) : json(nullptr)},
+                   {"peak_line_pct", share(std::max(n.peak_tx_bytes_per_s, n.peak_rx_bytes_per_s))},
+                   {"mean_line_pct", share(std::max(n.mean_tx_bytes_per_s, n.mean_rx_bytes_per_s))},
+                   {"wraps", n.wraps},
+                   {"resets", n.resets},
+                   {"gaps", n.gaps}});
+  }
+  return arr;
+}
+
+json GpuMetricsJson(const std::vector<analysis::GpuMetric>& metrics) {
+  json arr = json::array();
+  for (const auto& m : metrics)
+    arr.push_back({{"rank", m.rank < 0 ? json(nullptr) : json(m.rank)},
+                   {"host", m.host},
+                   {"device", m.device},
+                   {"name", m.name},
+                   {"unit", m.unit},
+                   {"samples", m.samples},
+                   {"mean", m.mean},
+                   {"min", m.min},
+                   {"max", m.max}});
+  return arr;
+}
+
+json WireJson(const std::vector<analysis::WireBytes>& wire) {
+  json arr = json::array();
+  for (const auto& w : wire)
+    arr.push_back({{"group", w.group},
+                   {"op", std::string(model::CommOpName(w.op))},
+                   {"size_min_bytes", w.size_lo},
+                   {"count", w.count},
+                   {"claimed_bytes", w.claimed_bytes},
+                   {"wire_bytes", w.wire_bytes},
+                   {"wire_to_claimed", w.ratio()}});
+  return arr;
 }
 
 }  // namespace
@@ -286,6 +345,12 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   doc["kernel_breakdown"] = KernelsJson(job.kernels, span);
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = CrossRankJson(trace, job.cross_rank);
+  // Only when the trace has counters, so documents without them stay as they were.
+  if (!job.counters.nics.empty()) {
+    doc["nics"] = NicsJson(job.counters.nics);
+    doc["nic_wire_bytes"] = WireJson(job.counters.wire);
+  }
+  if (!job.counters.gpu_metrics.empty()) doc["gpu_metrics"] = GpuMetricsJson(job.counters.gpu_metrics);
   return doc;
 }
 

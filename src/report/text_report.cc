@@ -307,6 +307,69 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
   }
 }
 
+// Nothing at all when the trace has no counters, so reports without them stay as they were.
+void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  const analysis::CounterAnalysis& c = job.counters;
+  if (c.empty()) return;
+  Heading(out, "Network and GPU counters");
+  if (!c.nics.empty()) {
+    *out += fmt::format("{:<12} {:<14} {:<10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>7}\n", "host", "device", "kind",
+                        "tx", "rx", "peak tx", "peak rx", "line", "errors");
+    for (size_t i = 0; i < c.nics.size() && i < opt.max_rows; ++i) {
+      const analysis::NicPort& n = c.nics[i];
+      const std::string line =
+          n.line_rate_bits_per_s > 0 ? fmt::format("{:.0f}", n.line_rate_bits_per_s * 1e-9) : std::string("?");
+      *out += fmt::format("{:<12} {:<14} {:<10} {:>10} {:>10} {:>9.2f} {:>9.2f} {:>9} {:>7.0f}\n", Cut(n.host, 12),
+                          Cut(n.device, 14), n.kind, FormatBytes(static_cast<int64_t>(n.tx_bytes)),
+                          FormatBytes(static_cast<int64_t>(n.rx_bytes)), n.peak_tx_bytes_per_s * 8e-9,
+                          n.peak_rx_bytes_per_s * 8e-9, line, n.errors);
+    }
+    if (c.nics.size() > opt.max_rows)
+      *out += fmt::format("... {} more ports (--json has all)\n", c.nics.size() - opt.max_rows);
+    *out += "  peak and line rate in Gb/s; errors: error, retransmit and drop counters summed.\n";
+  }
+  if (!c.wire.empty()) {
+    *out += fmt::format("\n{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6}\n", "group", "op", "size", "count",
+                        "claimed", "NIC tx", "ratio");
+    for (size_t i = 0; i < c.wire.size() && i < opt.max_rows; ++i) {
+      const analysis::WireBytes& w = c.wire[i];
+      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6.2f}\n", Cut(w.group, 14),
+                          model::CommOpName(w.op), w.size_lo < 0 ? "?" : FormatBytes(w.size_lo), w.count,
+                          FormatBytes(static_cast<int64_t>(w.claimed_bytes)),
+                          FormatBytes(static_cast<int64_t>(w.wire_bytes)), w.ratio());
+    }
+    if (c.wire.size() > opt.max_rows)
+      *out += fmt::format("... {} more rows (--json has all)\n", c.wire.size() - opt.max_rows);
+    *out += "  NIC tx bytes during the collectives of one rank per host, against their bytes times\n"
+            "  the host's ranks (the counter interpolated between samples; docs/json-report.md).\n";
+  }
+  if (!c.gpu_metrics.empty()) {
+    struct Acc {
+      std::string unit;
+      size_t series = 0;
+      uint64_t samples = 0;
+      double sum = 0, min = 0, max = 0;
+    };
+    std::map<std::string, Acc> by_name;
+    for (const analysis::GpuMetric& m : c.gpu_metrics) {
+      Acc& a = by_name[m.name];
+      a.unit = m.unit;
+      a.min = a.series == 0 ? m.min : std::min(a.min, m.min);
+      a.max = a.series == 0 ? m.max : std::max(a.max, m.max);
+      a.sum += m.mean * static_cast<double>(m.samples);
+      a.samples += m.samples;
+      ++a.series;
+    }
+    *out += fmt::format("\n{:<44} {:<8} {:>7} {:>9} {:>12} {:>12} {:>12}\n", "GPU metric", "unit", "series",
+                        "samples", "mean", "min", "max");
+    for (const auto& [name, a] : by_name)
+      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Cut(name, 44), Cut(a.unit, 8),
+                          a.series, a.samples, a.samples ? a.sum / static_cast<double>(a.samples) : 0.0, a.min,
+                          a.max);
+    *out += "  series: GPUs (and ranks) sampled; mean over all their samples.\n";
+  }
+}
+
 }  // namespace
 
 std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
@@ -318,6 +381,7 @@ std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
   IdleSection(&out, job, options);
   CollectiveSection(&out, job, options);
   CrossRankSection(&out, trace, job, options);
+  CounterSection(&out, job, options);
   return out;
 }
 

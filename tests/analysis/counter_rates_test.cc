@@ -92,7 +92,7 @@ TEST(CounterRates, GapsAreLeftOut) {
   model::CounterSeries s = Series({0, 100, 200, 300, 400});
   s.time[3] += 2'000 * kMs;  // the device was away for two seconds
   s.time[4] += 2'000 * kMs;
-  CounterRates r = RatesOf(s);  // default: five median intervals (500 ms)
+  CounterRates r = RatesOf(s);  // default: five median intervals, at least 1 s
   EXPECT_EQ(r.gaps, 1u);
   EXPECT_EQ(r.total, 300);
   RateOptions wide;

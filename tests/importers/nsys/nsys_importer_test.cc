@@ -372,6 +372,48 @@ TEST_F(BadExport, ReportWithoutNsys) {
   EXPECT_NE(msg.find("nsys export --type sqlite"), std::string::npos) << msg;
 }
 
+// A report (.nsys-rep) is exported by the nsys found on PATH, with the arguments that
+// work with Nsight Systems 2025.3 (checked on the GPU machine), and the export is kept
+// beside the report: the next load reads it without running nsys. The nsys here is a
+// stand-in script that logs its arguments and writes a real export where --output says.
+TEST_F(BadExport, ReportIsExportedOnceAndCached) {
+  const std::string real = Inflate(kSamples + "moe/rank0.sqlite.gz", dir.path, "real.sqlite.src");
+  const fs::path bin = dir.path / "bin";
+  fs::create_directories(bin);
+  const std::string log = (dir.path / "nsys.log").string();
+  {
+    std::ofstream script(bin / "nsys");
+    script << "#!/bin/sh\necho \"$@\" >> " << log << "\nout=\"\"\n"
+           << "while [ $# -gt 0 ]; do [ \"$1\" = --output ] && out=$2; shift; done\n"
+           << "cp " << real << " \"$out\"\n";
+  }
+  fs::permissions(bin / "nsys", fs::perms::owner_all);
+  const fs::path jobdir = dir.path / "job";
+  fs::create_directories(jobdir);
+  const std::string report = (jobdir / "rank0.nsys-rep").string();
+  std::ofstream(report) << "report";
+  const std::string saved = getenv("PATH") ? getenv("PATH") : "";
+  setenv("PATH", (bin.string() + ":" + saved).c_str(), 1);
+  unsetenv("NSYS_HOME");
+  auto first = LoadTrace({jobdir.string()}, {});
+  auto second = LoadTrace({jobdir.string()}, {});
+  setenv("PATH", saved.c_str(), 1);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_TRUE(fs::exists(jobdir / "rank0.sqlite"));
+  std::ifstream in(log);
+  std::string line, all;
+  int runs = 0;
+  while (std::getline(in, line)) ++runs, all += line;
+  EXPECT_EQ(runs, 1);  // the second load read the cached export
+  EXPECT_NE(all.find("export --type sqlite --include-blobs=true"), std::string::npos) << all;
+  bool exported = false;
+  for (const std::string& n : first.value().ranks[0].notes) exported |= n.find("exported with") != std::string::npos;
+  EXPECT_TRUE(exported);
+  EXPECT_EQ(second.value().ranks[0].path, (jobdir / "rank0.sqlite").string());
+  EXPECT_EQ(first.value().ranks[0].gpu.size(), second.value().ranks[0].gpu.size());
+}
+
 // A folder with one good export and one damaged one: the good rank loads, the bad file
 // is a failure with its message.
 TEST_F(BadExport, OtherRanksStillLoad) {
