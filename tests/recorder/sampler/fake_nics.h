@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 
+#include "recorder/sampler/sampler.h"
 #include "topo/fake_machine.h"
 
 namespace commlens::recorder::sampler::testing {
@@ -57,5 +58,16 @@ class FakeNics {
   topo::testing::TempDir dir_;
   std::map<std::string, std::filesystem::path> removed_;  // device -> its folder
 };
+
+// A sampler of |fake|'s devices (no GPUs) on host "node1", job "42", writing to |out|.
+inline SamplerOptions FakeSamplerOptions(const FakeNics& fake, const std::string& out) {
+  SamplerOptions o;
+  o.output_path = out;
+  o.hostname = "node1";
+  o.job_id = "42";
+  o.nic.sysfs_root = fake.root();
+  o.gpus = false;
+  return o;
+}
 
 }  // namespace commlens::recorder::sampler::testing

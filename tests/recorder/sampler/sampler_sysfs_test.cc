@@ -20,6 +20,7 @@ namespace {
 
 namespace nf = native_format;
 using testing::FakeNics;
+using testing::FakeSamplerOptions;
 
 const NicSpec* Find(const std::vector<NicSpec>& nics, const std::string& name) {
   for (const NicSpec& n : nics)
@@ -131,16 +132,6 @@ TEST(NicDiscovery, FindsEachKindWithItsCountersWidthsAndRates) {
   EXPECT_TRUE(AnyNoteHas(notes, "mlx9_9"));
 }
 
-SamplerOptions FakeOptions(const FakeNics& fake, const std::string& out) {
-  SamplerOptions o;
-  o.output_path = out;
-  o.hostname = "node1";
-  o.job_id = "42";
-  o.nic.sysfs_root = fake.root();
-  o.gpus = false;
-  return o;
-}
-
 void Tick(Sampler* s) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   s->TickNow();
@@ -150,7 +141,7 @@ TEST(SamplerOnFakeSysfs, WritesRawCountersThatImportAndGiveTheRightRates) {
   FakeNics fake;
   topo::testing::TempDir out;
   const std::string path = (out.path() / "samples.cltrace").string();
-  auto sampler = Sampler::Create(FakeOptions(fake, path));
+  auto sampler = Sampler::Create(FakeSamplerOptions(fake, path));
   ASSERT_TRUE(sampler.ok()) << sampler.status().message();
   Sampler& s = **sampler;
   EXPECT_EQ(s.devices(), 5u);
@@ -276,7 +267,7 @@ TEST(SamplerOnFakeSysfs, ReadsTheSlowGroupAtTheEventsRate) {
   FakeNics fake;
   topo::testing::TempDir out;
   const std::string path = (out.path() / "s.cltrace").string();
-  SamplerOptions o = FakeOptions(fake, path);
+  SamplerOptions o = FakeSamplerOptions(fake, path);
   o.nic.only = {"eth1"};
   o.hz = 100;
   o.events_hz = 25;  // every 4th tick
@@ -293,7 +284,7 @@ TEST(SamplerOnFakeSysfs, ReadsTheSlowGroupAtTheEventsRate) {
 TEST(SamplerOnFakeSysfs, WithoutNvmlThereIsANoteAndNoError) {
   FakeNics fake;
   topo::testing::TempDir out;
-  SamplerOptions o = FakeOptions(fake, (out.path() / "s.cltrace").string());
+  SamplerOptions o = FakeSamplerOptions(fake, (out.path() / "s.cltrace").string());
   o.nics = false;
   o.gpus = true;
   o.nvml_library = "libcommlens-test-no-such-nvml.so.1";

@@ -14,16 +14,7 @@ namespace commlens::recorder::sampler {
 namespace {
 
 using testing::FakeNics;
-
-SamplerOptions FakeOptions(const FakeNics& fake, const std::string& out) {
-  SamplerOptions o;
-  o.output_path = out;
-  o.hostname = "node1";
-  o.job_id = "42";
-  o.nic.sysfs_root = fake.root();
-  o.gpus = false;
-  return o;
-}
+using testing::FakeSamplerOptions;
 
 // A job folder with a rank's trace and its node's samples file: the samples become the
 // job's counters (not a rank), and analysis sees one rank.
@@ -32,7 +23,7 @@ TEST(SamplerOnFakeSysfs, SamplesFileBesideATraceIsTheJobsCounters) {
   topo::testing::TempDir out;
   std::filesystem::copy_file(std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/native/rank0.cltrace",
                              out.path() / "rank0.cltrace");
-  auto sampler = Sampler::Create(FakeOptions(fake, (out.path() / "job1.node1.samples.cltrace").string()));
+  auto sampler = Sampler::Create(FakeSamplerOptions(fake, (out.path() / "job1.node1.samples.cltrace").string()));
   ASSERT_TRUE(sampler.ok()) << sampler.status().message();
   for (int i = 1; i <= 3; ++i) {
     fake.Set(FakeNics::Efa("tx_bytes"), 1'000'000ull * i);
