@@ -244,6 +244,33 @@ TEST_P(TwoGpuExport, RanksKernelsAndMatching) {
   EXPECT_GT(matched, 10u);
 }
 
+// nsys around torchrun on two GPUs: one report holding the launcher and both ranks'
+// processes. It is split into one rank per process that ran GPU work, each with the
+// kernels of its own process.
+TEST(NsysImport, OneReportOfTwoRanksIsSplit) {
+  const std::string file = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/nsys-2gpu/wrap/ddp-job.sqlite.gz";
+  auto t = LoadTrace({file}, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const model::Trace& trace = t.value();
+  ASSERT_EQ(trace.ranks.size(), 2u);
+  EXPECT_TRUE(trace.failures.empty());
+  ScratchDir dir;
+  const std::string db = Inflate(file, dir.path, "job.sqlite");
+  int64_t kernels = 0;
+  for (const model::RankTrace& r : trace.ranks) {
+    EXPECT_EQ(r.path, file);
+    EXPECT_EQ(r.world_size, 2);
+    bool split = false;
+    for (const std::string& n : r.notes) split |= n.find("report holding 2 profiled processes") != std::string::npos;
+    EXPECT_TRUE(split) << "rank " << r.rank;
+    kernels += static_cast<int64_t>(Count(r, model::ActivityKind::kKernel));
+    EXPECT_GT(Count(r, model::ActivityKind::kKernel), 1000u);
+  }
+  EXPECT_EQ(kernels, QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+  ASSERT_GT(trace.matched.size(), 10u);
+  for (size_t k = 0; k < trace.matched.size(); ++k) EXPECT_EQ(trace.matched.members(k), 2u) << k;
+}
+
 INSTANTIATE_TEST_SUITE_P(Workloads, TwoGpuExport, ::testing::Values("ddp", "fsdp", "moe"));
 
 // GPU metrics sampling (`--gpu-metrics-devices=all --gpu-metrics-frequency=1000`, trimmed
