@@ -17,6 +17,7 @@
 #include "importers/nsys/nccl_calls.h"
 #include "importers/nsys/nvtx_payload.h"
 #include "importers/nsys/sqlite_db.h"
+#include "recorder/launcher/launcher_env.h"
 
 namespace commlens::importers {
 
@@ -478,22 +479,26 @@ class ExportReader {
                       });
   }
 
-  // The rank from the profiled environment (a report of one process).
+  // The rank the launcher gave the profiled process (a report of one process): its
+  // environment as nsys recorded it ("NAME=value;..."), read by the launcher detection the
+  // recorder and the plugin use (recorder/launcher/launcher_env.h). -1 without a launcher.
   int RankFromEnvironment(std::string* which) const {
-    for (std::string_view key : {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
-      std::string needle = std::string(key) + "=";
-      for (size_t at = environment_.find(needle); at != std::string::npos; at = environment_.find(needle, at + 1)) {
-        if (at != 0 && environment_[at - 1] != ';') continue;
-        int r = -1;
-        const char* b = environment_.data() + at + needle.size();
-        auto [ptr, ec] = std::from_chars(b, environment_.data() + environment_.size(), r);
-        if (ec == std::errc() && r >= 0 && (ptr == environment_.data() + environment_.size() || *ptr == ';')) {
-          *which = std::string(key);
-          return r;
-        }
-      }
+    std::map<std::string, std::string, std::less<>> vars;
+    for (size_t start = 0; start < environment_.size();) {
+      size_t end = environment_.find(';', start);
+      if (end == std::string::npos) end = environment_.size();
+      const std::string_view entry(environment_.data() + start, end - start);
+      if (const size_t eq = entry.find('='); eq != std::string_view::npos)
+        vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+      start = end + 1;
     }
-    return -1;
+    const recorder::launcher::LaunchEnv env = recorder::launcher::DetectLaunchEnv([&](const char* name) -> const char* {
+      auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+    if (env.single_process() || env.rank < 0) return -1;
+    *which = env.rank_variable + " (" + std::string(recorder::launcher::LauncherName(env.launcher)) + ")";
+    return env.rank;
   }
 
   Result<std::vector<model::RankTrace>> Finish() {

@@ -371,6 +371,21 @@ TEST(NsysImport, TwoRanksOfOneJob) {
     if (trace.ranks[0].comms.op[i] == model::CommOp::kAllToAll) EXPECT_EQ(trace.ranks[0].comms.bytes[i] % 2, 0);
 }
 
+// An export whose NCCL ranges carry no payload takes its rank from the launcher variables
+// of the profiled environment (torchrun's RANK=0 in this report) and says so.
+TEST(NsysImport, RankFromTheProfiledEnvironment) {
+  ScratchDir dir;
+  const std::string db = Inflate(kSamples + "ddp/rank0.sqlite.gz", dir.path, "job.sqlite");
+  Exec(db, "UPDATE NVTX_EVENTS SET binaryData = NULL;");
+  auto r = ImportFile(db);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r.value().size(), 1u);
+  EXPECT_EQ(r.value()[0].rank, 0);
+  bool told = false;
+  for (const std::string& n : r.value()[0].notes) told |= n.find("from RANK (torchrun)") != std::string::npos;
+  EXPECT_TRUE(told);
+}
+
 // nsys around torchrun: a report holding the launcher and the rank's process, exported
 // without payloads. The rank's process is the one rank; the report says what is missing.
 TEST(NsysImport, WrappedLauncherWithoutPayloads) {
