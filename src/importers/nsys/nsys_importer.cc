@@ -111,6 +111,7 @@ struct Process {
   model::RankTrace rank;
   std::vector<uint32_t> interned;  // export string id -> pool id + 1 (0: not yet)
   std::vector<nsys::NcclRange> nccl;
+  std::map<int64_t, model::StringId> domain_names;  // NVTX domain id -> its name in the pool
 
   model::StringId Intern(const ExportStrings& strings, int64_t id) {
     if (id < 0 || static_cast<size_t>(id) >= strings.size()) return rank.strings.Intern("");
@@ -366,9 +367,12 @@ class ExportReader {
         return;
       }
       model::StringId name = s.IsNull(4) ? p->Intern(strings_, s.Int(5)) : p->rank.strings.Intern(s.Text(4));
-      auto dom = domains_.find(domain);
-      model::StringId dom_name = p->rank.strings.Intern(dom == domains_.end() ? std::string_view{} : dom->second);
-      p->rank.annotations.Append(start, end, name, dom_name, p->pid, TidOf(gtid), -1);
+      auto [dom_name, added] = p->domain_names.try_emplace(domain);
+      if (added) {  // interned once per domain, not per range
+        auto dom = domains_.find(domain);
+        dom_name->second = p->rank.strings.Intern(dom == domains_.end() ? std::string_view{} : dom->second);
+      }
+      p->rank.annotations.Append(start, end, name, dom_name->second, p->pid, TidOf(gtid), -1);
       if (!is_nccl || mark) return;
       nsys::NcclRange r;
       r.tid = TidOf(gtid);
