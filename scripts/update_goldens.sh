@@ -5,9 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BUILD_DIR:-build}/src/cli/commlens
-for w in ddp fsdp moe native; do
-  "$bin" analyze "examples/traces/$w" --json "tests/golden/$w.analyze.json" --quiet
+# workload folder under examples/traces -> golden name (a / becomes a .)
+for w in ddp fsdp moe native \
+         cross-rank/pipeline-1f1b cross-rank/pipeline-gpipe cross-rank/contention \
+         cross-rank/slow-compute cross-rank/slow-host cross-rank/hang cross-rank/hang/native; do
+  name=${w//\//.}
+  "$bin" analyze "examples/traces/$w" --json "tests/golden/$name.analyze.json" --quiet
   # the text golden omits the final timing line, which varies run to run
-  "$bin" analyze "examples/traces/$w" | sed '$d' | sed '$d' > "tests/golden/$w.analyze.txt"
+  "$bin" analyze "examples/traces/$w" | sed '$d' | sed '$d' > "tests/golden/$name.analyze.txt"
 done
 echo "goldens written to tests/golden/"

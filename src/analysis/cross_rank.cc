@@ -72,10 +72,26 @@ std::string Summary(const CrossRankAnalysis& x, const CollectiveAnalysis& c, siz
   char pct[16];
   std::snprintf(pct, sizeof(pct), "%.0f%%", 100.0 * share);
   // Late by chance: every rank is last about 1/n of the time.
-  if (share < 1.5 / static_cast<double>(std::max<size_t>(ranks, 2)))
-    return "No rank is consistently late: the last to arrive varies (rank " + std::to_string(s.rank) +
-           ", the most often, at " + pct + " of " + std::to_string(matched) + " matched collectives).";
-  std::string cost = steps > 0 ? Ms(s.cost_per_step) + " per step" : Ms(static_cast<double>(s.cost_to_others)) + " in all";
+  // The most costly straggler first; the most frequent when no rank is consistently late.
+  const double chance = 1.5 / static_cast<double>(std::max<size_t>(ranks, 2));
+  const std::string one_off =
+      s.worst_cost * 2 > s.cost_to_others
+          ? ", " + Ms(static_cast<double>(s.worst_cost)) + " of it at one collective (#" + std::to_string(s.worst_seq) +
+                " of group " + s.worst_group + ")"
+          : std::string();
+  if (share < chance) {
+    const Straggler* often = &s;
+    for (const Straggler& o : x.stragglers)
+      if (o.last_arrivals * std::max<uint64_t>(often->matched, 1) > often->last_arrivals * std::max<uint64_t>(o.matched, 1))
+        often = &o;
+    std::snprintf(pct, sizeof(pct), "%.0f%%",
+                  100.0 * static_cast<double>(often->last_arrivals) / static_cast<double>(std::max<uint64_t>(often->matched, 1)));
+    return "No rank is consistently late: the last to arrive varies (rank " + std::to_string(often->rank) +
+           ", the most often, at " + pct + " of " + std::to_string(std::max<uint64_t>(often->matched, 1)) +
+           " matched collectives); rank " + std::to_string(s.rank) + " cost the others the most, " +
+           Ms(static_cast<double>(s.cost_to_others)) + " in all" + one_off + ".";
+  }
+  std::string cost = (steps > 0 ? Ms(s.cost_per_step) + " per step" : Ms(static_cast<double>(s.cost_to_others)) + " in all") + one_off;
   std::string why;
   switch (s.cause) {
     case LateCause::kCompute:

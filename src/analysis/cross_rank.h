@@ -32,6 +32,11 @@ struct Straggler {
   model::TimeNs mean_lateness = 0;  // mean of (its start - the next latest start) when last
   model::TimeNs cost_to_others = 0;  // the others' waiting for it, summed
   double cost_per_step = -1;    // cost_to_others per profiler step, ns; -1 without steps
+  // The one collective it cost the others most at (a one-off, such as a first collective
+  // behind a slow start, shows here).
+  model::TimeNs worst_cost = 0;
+  std::string worst_group;
+  int64_t worst_seq = -1;
   LateCause cause = LateCause::kNone;
   // Excess over the others' median in the stretches before its late collectives.
   model::TimeNs excess_compute = 0, excess_idle = 0, excess_other_comm = 0;
@@ -46,6 +51,10 @@ struct Hang {
   std::vector<int> reached;       // ranks that ran it
   std::vector<int> missing;       // ranks that never did (their last op in the group is earlier)
   bool desync = false;            // reached by all, but as different ops
+  model::TimeNs waited = 0;       // the longest time a rank that reached it sat in it
+  // Per missing rank: what it was doing when the others started it ("rank 1 was in
+  // "load_batch" (...)"), from its host ranges; empty when its trace has none.
+  std::vector<std::string> missing_doing;
   std::string detail;             // one plain sentence
 };
 
@@ -62,7 +71,7 @@ struct ContentionRow {
 
 struct PipelineStage {
   int rank = 0;
-  double idle_share = 0;  // of its step time, mean over steps
+  double idle_share = 0;  // bubble share of its step time, the median over steps
   model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;  // summed over steps
 };
 
@@ -74,6 +83,9 @@ struct Pipeline {
   double bubble_fraction = 0;  // mean idle share of the stages' steps
   double ideal_fraction = 0;   // (p - 1) / (m + p - 1)
   std::vector<PipelineStage> per_stage;
+  // False when some stage has no kernel timeline (recordings): its bubble is then only
+  // the time it waited in send/recv for the peer, a lower bound.
+  bool idle_known = true;
 };
 
 // NCCL's choice per (group, op, size bucket), where the source records it.

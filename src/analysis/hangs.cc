@@ -21,13 +21,51 @@ std::string RankList(const std::vector<int>& ranks) {
   return s;
 }
 
-// The last moment a rank's trace shows anything.
+// The last moment a rank's trace shows anything, or its recorder was known to run.
 model::TimeNs TraceEnd(const model::RankTrace& r) {
-  model::TimeNs end = INT64_MIN;
+  model::TimeNs end = r.alive_until == model::kNoTime ? INT64_MIN : r.alive_until;
   for (model::TimeNs t : r.gpu.end) end = std::max(end, t);
   for (model::TimeNs t : r.host.end) end = std::max(end, t);
   for (model::TimeNs t : r.comms.end) end = std::max(end, t);
   return end;
+}
+
+std::string Duration(model::TimeNs ns) {
+  char buf[32];
+  if (ns < 1'000'000) std::snprintf(buf, sizeof(buf), "%.1f us", static_cast<double>(ns) / 1e3);
+  else if (ns < 1'000'000'000) std::snprintf(buf, sizeof(buf), "%.2f ms", static_cast<double>(ns) / 1e6);
+  else std::snprintf(buf, sizeof(buf), "%.2f s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+// What rank |r| was doing at |t|: the innermost host range (annotation, else host event)
+// open then, or else its last range before |t|. Empty when the trace has none.
+std::string DoingAt(const model::RankTrace& r, model::TimeNs t) {
+  auto pick = [&](const auto& table) -> std::string {
+    int64_t open = -1, before = -1;
+    for (size_t i = 0; i < table.size(); ++i) {
+      if (table.start[i] <= t && table.end[i] > t) {
+        if (open < 0 || table.start[i] >= table.start[open]) open = static_cast<int64_t>(i);
+      } else if (table.end[i] <= t && (before < 0 || table.end[i] > table.end[before])) {
+        before = static_cast<int64_t>(i);
+      }
+    }
+    if (open >= 0)
+      return "was in \"" + std::string(r.strings.Get(table.name[open])) + "\" (from " +
+             Duration(t - table.start[open]) + " before it to " + Duration(table.end[open] - t) + " after)";
+    if (before >= 0)
+      return "last showed \"" + std::string(r.strings.Get(table.name[before])) + "\", which ended " +
+             Duration(t - table.end[before]) + " before it";
+    return {};
+  };
+  // Host ranges on the host only (GPU projections of annotations have a device).
+  model::Annotations host_ranges;
+  for (size_t i = 0; i < r.annotations.size(); ++i)
+    if (r.annotations.device[i] < 0 && r.annotations.end[i] > r.annotations.start[i])
+      host_ranges.Append(r.annotations.start[i], r.annotations.end[i], r.annotations.name[i], r.annotations.domain[i],
+                         r.annotations.pid[i], r.annotations.tid[i], -1);
+  std::string doing = pick(host_ranges);
+  return doing.empty() ? pick(r.host) : doing;
 }
 
 std::string GroupLabel(const model::JobGroup& g) {
@@ -99,13 +137,32 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
       for (uint32_t j : members) h.reached.push_back(trace.ranks[m.rank_index[j]].rank);
       const uint32_t j0 = members.front();
       h.op = std::string(model::CommOpName(trace.ranks[m.rank_index[j0]].comms.op[m.row[j0]]));
-      // How long the others sat in it, and whether their traces end inside it.
+      // How long the others sat in it, and what the missing ranks were doing meanwhile.
+      // A recording whose kernel never reported an end has host times only: then the
+      // wait is what its recorder kept running afterwards.
       model::TimeNs longest = 0;
-      for (uint32_t j : members) longest = std::max(longest, m.end[j] - m.start[j]);
+      bool untimed = true;
+      for (uint32_t j : members) {
+        const model::RankTrace& rj = trace.ranks[m.rank_index[j]];
+        const bool no_end = (rj.comms.flags[m.row[j]] & model::kCommNoGpuTiming) != 0;
+        untimed = untimed && no_end;
+        const model::TimeNs until = no_end && rj.alive_until != model::kNoTime ? std::max(rj.alive_until, m.end[j]) : m.end[j];
+        longest = std::max(longest, until - m.start[j]);
+      }
+      h.waited = longest;
+      const std::string who = "rank" + std::string(h.reached.size() > 1 ? "s " : " ") + RankList(h.reached);
       h.detail = "rank" + std::string(ranks.size() > 1 ? "s " : " ") + RankList(ranks) + " never reached collective #" +
-                 std::to_string(h.seq) + " (" + h.op + ") of group " + GroupLabel(trace.groups[group]) + "; rank" +
-                 (h.reached.size() > 1 ? "s " : " ") + RankList(h.reached) + " ran it (waiting in it up to " +
-                 std::to_string(longest / 1000) + " us); the trace of " + RankList(ranks) + " has nothing of this group after #" + std::to_string(s);
+                 std::to_string(h.seq) + " (" + h.op + ") of group " + GroupLabel(trace.groups[group]) + "; " + who +
+                 (untimed ? " enqueued it and its kernel reported no end in the " + Duration(longest) +
+                                " its recorder ran afterwards"
+                          : " ran it (waiting in it up to " + Duration(longest) + ")") +
+                 "; the trace of " + RankList(ranks) + " has nothing of this group after #" + std::to_string(s);
+      for (uint32_t r : stopped_ranks) {
+        const std::string doing = DoingAt(trace.ranks[r], started);
+        if (doing.empty()) continue;
+        h.missing_doing.push_back("rank " + std::to_string(trace.ranks[r].rank) + " " + doing);
+        h.detail += "; when the others started it, " + h.missing_doing.back();
+      }
       out.push_back(std::move(h));
     }
   }

@@ -2,11 +2,15 @@
 // ranks that exchange messages form chains (stage 0 <-> 1 <-> ... <-> p-1); the first
 // stage is the end of the chain that sends first (activations flow forward first). An
 // interleaved schedule also sends from the last stage to the first (a ring): there stage
-// 0 is the rank that sends first, and the order follows its first message. Per
-// stage and step: the GPU's idle share, and where the idle sits: before the stage's
-// first message of the step (warm-up), between its first and last (steady state), after
-// its last (cool-down). The bubble is the stages' mean idle share, held against the ideal
-// (p - 1) / (m + p - 1) for p stages and m micro-batches.
+// 0 is the rank that sends first, and the order follows its first message.
+//
+// A stage in its bubble is either idle (no GPU activity: nothing launched) or inside a
+// send or receive waiting for its peer to start the other end (NCCL's kernel spins; the
+// GPU is busy but does no work). Per stage and step: that bubble's share of the step, and
+// where it sits: until its first message of the step has ended (warm-up), until its last
+// message starts (steady state), the rest (cool-down). The bubble fraction is the stages'
+// mean share, held against the ideal (p - 1) / (m + p - 1) for p stages and m
+// micro-batches.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -22,9 +26,71 @@ using model::TimeNs;
 
 struct Message {
   uint32_t from, to;  // rank indices
-  TimeNs send_start;
-  TimeNs launched;  // the host time the send was launched (its GPU start when unknown)
+  uint32_t send_op, recv_op;  // rows in the ranks' comms
+  TimeNs send_start, recv_start;  // GPU (aligned)
+  TimeNs send_end;
+  TimeNs launched;       // the host time the send was launched (its GPU start when unknown)
+  TimeNs recv_launched;  // the same for the receive, on the receiver's host
 };
+
+// One rank's stretches in which its p2p ops waited for the peer to start the other end.
+struct P2pWaits {
+  std::vector<std::pair<TimeNs, TimeNs>> spans;  // by start
+  TimeNs longest = 0;
+
+  // Bubble time in [lo, hi): GPU idle, plus waiting that no compute kernel overlapped
+  // (each moment counted once when two streams wait at once).
+  TimeNs BubbleIn(const GpuStretches& gpu, TimeNs lo, TimeNs hi) const {
+    if (hi <= lo) return 0;
+    // Without a kernel timeline (recordings) idle time is unknown: waiting only.
+    TimeNs bubble = gpu.has_timeline() ? gpu.Measure(lo, hi, model::kNoIndex).idle : 0, covered = lo;
+    auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(lo - longest, INT64_MIN));
+    for (; it != spans.end() && it->first < hi; ++it) {
+      const TimeNs a = std::max(it->first, covered), b = std::min(it->second, hi);
+      if (b <= a) continue;
+      bubble += std::max<TimeNs>(0, (b - a) - gpu.Measure(a, b, model::kNoIndex).compute);
+      covered = b;
+    }
+    return bubble;
+  }
+};
+
+// Messages between two ranks that flow both ways at once (an all-to-all or a halo
+// exchange built from grouped send/recv) are no pipeline: there activations go forward
+// while nothing comes back (warm-up) and gradients come back while nothing goes forward
+// (cool-down). True when nine in ten messages overlap one going the other way.
+bool MostlyExchanges(const std::vector<Message>& messages) {
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<TimeNs, TimeNs>>> by_direction;
+  for (const Message& msg : messages) by_direction[{msg.from, msg.to}].push_back({msg.send_start, msg.send_end});
+  for (auto& [dir, spans] : by_direction) std::sort(spans.begin(), spans.end());
+  size_t paired = 0;
+  for (const auto& [dir, spans] : by_direction) {
+    auto back = by_direction.find({dir.second, dir.first});
+    if (back == by_direction.end()) continue;
+    const auto& other = back->second;
+    for (const auto& [a, b] : spans) {
+      // Spans of one direction do not overlap each other, so the one that starts last
+      // before |b| is the only candidate.
+      auto it = std::lower_bound(other.begin(), other.end(), std::make_pair(b, INT64_MIN));
+      if (it != other.begin() && std::prev(it)->second > a) ++paired;
+    }
+  }
+  return paired * 10 >= messages.size() * 9;
+}
+
+std::vector<P2pWaits> WaitsOf(const std::vector<Message>& messages, size_t ranks) {
+  std::vector<P2pWaits> waits(ranks);
+  auto add = [&](uint32_t r, TimeNs a, TimeNs b) {
+    waits[r].spans.push_back({a, b});
+    waits[r].longest = std::max(waits[r].longest, b - a);
+  };
+  for (const Message& msg : messages) {
+    if (msg.send_start < msg.recv_start) add(msg.from, msg.send_start, msg.recv_start);
+    if (msg.recv_start < msg.send_start) add(msg.to, msg.recv_start, msg.send_start);
+  }
+  for (P2pWaits& w : waits) std::sort(w.spans.begin(), w.spans.end());
+  return waits;
+}
 
 // When an op was launched on the host: steps are host ranges, and a GPU runs behind its
 // host, so an op belongs to the step in which it was launched (as analyze attributes
@@ -51,6 +117,45 @@ std::vector<uint32_t> Chain(const std::map<uint32_t, std::set<uint32_t>>& adj, u
   }
 }
 
+// Iterations of stage |r| when the trace has no profiler steps: with its partner stage
+// (the next one for stage 0, the previous one for the others), forward messages open a
+// micro-batch and backward ones close it; an iteration ends when none is open. Each is
+// the GPU stretch from the end of the previous one (the first: its first message's
+// start) to the end of its last message; |forwards| counts its forward messages.
+struct Iteration {
+  TimeNs lo, hi;
+  int forwards;
+};
+
+std::vector<Iteration> Iterations(const model::RankTrace& rank, uint32_t r, uint32_t partner, bool first_stage,
+                                  const std::vector<Message>& messages) {
+  struct Op {
+    TimeNs launched, start, end;
+    bool forward;
+  };
+  std::vector<Op> ops;
+  for (const Message& msg : messages) {
+    if (msg.from == r && msg.to == partner)
+      ops.push_back({msg.launched, rank.comms.start[msg.send_op], rank.comms.end[msg.send_op], first_stage});
+    if (msg.from == partner && msg.to == r)
+      ops.push_back({msg.recv_launched, rank.comms.start[msg.recv_op], rank.comms.end[msg.recv_op], !first_stage});
+  }
+  std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.launched < b.launched; });
+  std::vector<Iteration> out;
+  int open = 0, forwards = 0;
+  TimeNs lo = ops.empty() ? 0 : ops.front().start, hi = lo;
+  for (const Op& op : ops) {
+    hi = std::max(hi, op.end);
+    if (op.forward) ++open, ++forwards;
+    else if (open > 0) --open;
+    if (open == 0 && forwards > 0) {
+      out.push_back({lo, hi, forwards});
+      lo = hi, forwards = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
@@ -66,9 +171,11 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
     uint32_t send = members[0], recv = members[1];
     if (trace.ranks[m.rank_index[send]].comms.op[m.row[send]] != model::CommOp::kSend) std::swap(send, recv);
     const model::RankTrace& sender = trace.ranks[m.rank_index[send]];
-    messages.push_back({m.rank_index[send], m.rank_index[recv], m.start[send], Launched(sender, m.row[send])});
+    const model::RankTrace& receiver = trace.ranks[m.rank_index[recv]];
+    messages.push_back({m.rank_index[send], m.rank_index[recv], m.row[send], m.row[recv], m.start[send], m.start[recv], m.end[send],
+                        Launched(sender, m.row[send]), Launched(receiver, m.row[recv])});
   }
-  if (messages.empty()) return p;
+  if (messages.empty() || MostlyExchanges(messages)) return p;
   std::map<uint32_t, std::set<uint32_t>> adj;
   for (const Message& msg : messages) adj[msg.from].insert(msg.to), adj[msg.to].insert(msg.from);
   for (const auto& [r, n] : adj)
@@ -106,10 +213,13 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
   // Micro-batches: forward messages from stage 0 to stage 1 per step of stage 0.
   const model::RankTrace& first = trace.ranks[chain[0]];
   uint64_t forward = 0;
-  std::vector<std::pair<TimeNs, char>> order;  // stage 0's sends (F) and receives (B), by launch
+  // Stage 0's own sends to stage 1 (F) and receives from it (B), in the order its host
+  // launched them: the program's order (another host's clock would not do: hosts run
+  // ahead of their GPUs by different amounts).
+  std::vector<std::pair<TimeNs, char>> order;
   for (const Message& msg : messages) {
     if (msg.from == chain[0] && msg.to == chain[1]) ++forward, order.push_back({msg.launched, 'F'});
-    if (msg.from == chain[1] && msg.to == chain[0]) order.push_back({msg.launched, 'B'});
+    if (msg.from == chain[1] && msg.to == chain[0]) order.push_back({msg.recv_launched, 'B'});
   }
   // Per step that has forward messages (the median over such steps); all of them without steps.
   std::vector<int> per_step;
@@ -119,6 +229,8 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
       n += msg.from == chain[0] && msg.to == chain[1] && In(msg.launched, step);
     if (n > 0) per_step.push_back(n);
   }
+  if (per_step.empty())  // no profiler steps: the pipeline's own iterations
+    for (const Iteration& it : Iterations(first, chain[0], chain[1], true, messages)) per_step.push_back(it.forwards);
   std::sort(per_step.begin(), per_step.end());
   p.microbatches = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
   std::sort(order.begin(), order.end());
@@ -128,40 +240,81 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
   for (const model::ProfilerStep& step : first.steps)
     if (!step0 && std::any_of(order.begin(), order.end(), [&](const auto& o) { return o.second == 'F' && In(o.first, step); }))
       step0 = &step;
+  // Without steps: the first iteration, where stage 0's open micro-batches first return to none.
   bool backward_seen = false, interleaved = false;
+  int open = 0;
   for (const auto& [t, kind] : order) {
     if (step0 && (t < step0->start || t > step0->end)) continue;
-    if (kind == 'B') backward_seen = true;
-    else if (backward_seen) interleaved = true;
+    if (kind == 'B') {
+      backward_seen = true, open = std::max(open - 1, 0);
+    } else {
+      interleaved = interleaved || backward_seen;
+      ++open;
+    }
+    if (!step0 && backward_seen && open == 0) break;
   }
   p.schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
   const double stages = p.stages, micro = std::max(p.microbatches, 1);
   p.ideal_fraction = (stages - 1) / (micro + stages - 1);
 
-  double idle_sum = 0;
+  const std::vector<P2pWaits> waits = WaitsOf(messages, trace.ranks.size());
+  double share_sum = 0;
   for (uint32_t r : chain) {
     const model::RankTrace& rank = trace.ranks[r];
     PipelineStage s;
     s.rank = rank.rank;
-    double share = 0;
-    for (const StepBreakdown& st : times[r]->steps) share += st.time.idle_pct() / 100.0;
-    s.idle_share = times[r]->steps.empty() ? times[r]->total.idle_pct() / 100.0
-                                           : share / static_cast<double>(times[r]->steps.size());
     GpuStretches gpu(rank);
+    p.idle_known = p.idle_known && gpu.has_timeline();
+    TimeNs stepped = 0;
+    std::vector<double> shares;  // per step
+    auto add = [&](TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
+      const TimeNs w = waits[r].BubbleIn(gpu, lo, first_end), st = waits[r].BubbleIn(gpu, first_end, last_start),
+                   c = waits[r].BubbleIn(gpu, last_start, hi);
+      s.warmup_idle += w, s.steady_idle += st, s.cooldown_idle += c;
+      stepped += hi - lo;
+      if (hi > lo) shares.push_back(static_cast<double>(w + st + c) / static_cast<double>(hi - lo));
+    };
     for (const model::ProfilerStep& step : rank.steps) {
-      TimeNs lo = INT64_MAX, hi = INT64_MIN;
-      for (uint32_t i = 0; i < rank.comms.size(); ++i)
-        if (model::IsPointToPoint(rank.comms.op[i]) && In(Launched(rank, i), step))
-          lo = std::min(lo, rank.comms.start[i]), hi = std::max(hi, rank.comms.end[i]);
-      if (lo > hi) continue;
-      s.warmup_idle += gpu.Measure(step.start, lo, model::kNoIndex).idle;
-      s.steady_idle += gpu.Measure(lo, hi, model::kNoIndex).idle;
-      s.cooldown_idle += gpu.Measure(hi, step.end, model::kNoIndex).idle;
+      // The step's messages: first to end, last to start.
+      TimeNs first_end = INT64_MAX, last_start = INT64_MIN;
+      for (const Message& msg : messages) {
+        if (msg.from != r && msg.to != r) continue;
+        const uint32_t i = msg.from == r ? msg.send_op : msg.recv_op;
+        if (In(msg.from == r ? msg.launched : msg.recv_launched, step))
+          first_end = std::min(first_end, rank.comms.end[i]), last_start = std::max(last_start, rank.comms.start[i]);
+      }
+      if (first_end == INT64_MAX) continue;
+      first_end = std::clamp(first_end, step.start, step.end);
+      last_start = std::clamp(last_start, first_end, step.end);
+      add(step.start, first_end, last_start, step.end);
     }
-    idle_sum += s.idle_share;
+    if (stepped == 0) {  // no profiler steps with messages: the pipeline's own iterations
+      const size_t at = static_cast<size_t>(std::find(chain.begin(), chain.end(), r) - chain.begin());
+      const uint32_t partner = at == 0 ? chain[1] : chain[at - 1];
+      for (const Iteration& it : Iterations(rank, r, partner, at == 0, messages)) {
+        TimeNs first_end = INT64_MAX, last_start = INT64_MIN;
+        for (const Message& msg : messages) {
+          if (msg.from != r && msg.to != r) continue;
+          const uint32_t i = msg.from == r ? msg.send_op : msg.recv_op;
+          if (rank.comms.end[i] > it.lo && rank.comms.end[i] <= it.hi)
+            first_end = std::min(first_end, rank.comms.end[i]), last_start = std::max(last_start, rank.comms.start[i]);
+        }
+        if (first_end == INT64_MAX) continue;
+        last_start = std::clamp(last_start, first_end, it.hi);
+        add(it.lo, first_end, last_start, it.hi);
+      }
+    }
+    // The median step: a first step behind a slow start (allocation, autotuning) does
+    // not speak for the schedule.
+    if (!shares.empty()) {
+      std::sort(shares.begin(), shares.end());
+      s.idle_share = shares.size() % 2 ? shares[shares.size() / 2]
+                                       : (shares[shares.size() / 2 - 1] + shares[shares.size() / 2]) / 2;
+    }
+    share_sum += s.idle_share;
     p.per_stage.push_back(s);
   }
-  p.bubble_fraction = idle_sum / stages;
+  p.bubble_fraction = share_sum / stages;
   return p;
 }
 

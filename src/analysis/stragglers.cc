@@ -88,8 +88,15 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     const TimeNs lateness = m.start[last] - second;
     ++a.s.last_arrivals;
     a.lateness_sum += lateness;
+    TimeNs cost = 0;
     for (uint32_t j : members)
-      if (j != last) a.s.cost_to_others += std::clamp(m.start[last] - m.start[j], TimeNs{0}, m.end[j] - m.start[j]);
+      if (j != last) cost += std::clamp(m.start[last] - m.start[j], TimeNs{0}, m.end[j] - m.start[j]);
+    a.s.cost_to_others += cost;
+    if (cost > a.s.worst_cost) {
+      a.s.worst_cost = cost;
+      a.s.worst_seq = m.seq[k];
+      a.s.worst_group = trace.groups[m.group[k]].name;
+    }
 
     // Why: the stretch before this collective on every member, back to the previous one.
     const bool explain = lateness >= kExplainedLateness && gpu[m.rank_index[last]].has_timeline() &&

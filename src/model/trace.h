@@ -140,6 +140,8 @@ enum CommFlags : uint8_t {
   kCommCopyEngine = 1,  // a copy-engine collective (NCCL 2.28+): numbered apart
   kCommBytesPerRank = 2,  // |bytes| is one rank's share and the group's size was unknown to
                           // the importer: the job-groups pass multiplies it by the size
+  kCommNoGpuTiming = 4,  // no GPU timing (a recording whose kernel never reported an end, or
+                         // kernels not recorded): start and end are host times
 };
 
 // Communication operations, one row per collective or p2p call on this rank.
@@ -228,6 +230,10 @@ struct RankTrace {
   // host) and no rank: |rank| is -1, the tables are empty, and |counters| belong to the
   // job (Trace::counters), not to a rank. The loader moves them there.
   bool host_counters_only = false;
+  // The last time the recording process was known to run (a native trace's periodic
+  // flush marks and end record), kNoTime when the format does not say: a rank stuck
+  // outside NCCL shows no events after its last one, yet ran until then.
+  TimeNs alive_until = kNoTime;
   ImportStats stats;
   uint64_t input_bytes = 0;  // size of the decoded input
 

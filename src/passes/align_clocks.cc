@@ -91,6 +91,7 @@ void ShiftRankTimes(model::RankTrace* r, TimeNs by) {
     if (t != 0) t -= by;
   for (model::ProfilerStep& s : r->steps) s.start -= by, s.end -= by;
   for (model::CounterSeries& c : r->counters) move(&c.time);
+  if (r->alive_until != model::kNoTime) r->alive_until -= by;
 }
 
 void AlignClocks(model::Trace* trace, model::AlignMode mode) {

@@ -204,11 +204,15 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
                                {"excess_us", {{"compute", Us(s.excess_compute)},
                                               {"host_idle", Us(s.excess_idle)},
                                               {"other_collective", Us(s.excess_other_comm)}}},
-                               {"kernels", s.kernels}});
+                               {"kernels", s.kernels},
+                               {"worst_collective", s.worst_seq < 0 ? json(nullptr)
+                                                                    : json{{"group", s.worst_group}, {"seq", s.worst_seq},
+                                                                           {"cost_us", Us(s.worst_cost)}}}});
   j["hangs"] = json::array();
   for (const auto& h : x.hangs)
     j["hangs"].push_back({{"group", h.group}, {"seq", h.seq}, {"op", h.op}, {"desync", h.desync},
-                          {"reached", h.reached}, {"missing", h.missing}, {"detail", h.detail}});
+                          {"reached", h.reached}, {"missing", h.missing}, {"waited_us", Us(h.waited)},
+                          {"missing_doing", h.missing_doing}, {"detail", h.detail}});
   j["contended_time_us"] = Us(x.contended_time);
   j["contention"] = json::array();
   for (const auto& c : x.contention)
@@ -227,6 +231,7 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
     j["pipeline"]["schedule"] = p.schedule;
     j["pipeline"]["bubble_fraction"] = p.bubble_fraction;
     j["pipeline"]["ideal_fraction"] = p.ideal_fraction;
+    j["pipeline"]["idle_known"] = p.idle_known;
     j["pipeline"]["per_stage"] = json::array();
     for (const auto& s : p.per_stage)
       j["pipeline"]["per_stage"].push_back({{"rank", s.rank},

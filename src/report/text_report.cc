@@ -288,10 +288,11 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
   }
   const analysis::Pipeline& p = x.pipeline;
   if (p.detected) {
-    *out += fmt::format("\npipeline: {} stages, {} micro-batches per step, {}; bubble {:.1f}% (ideal {:.1f}%)\n",
-                        p.stages, p.microbatches, p.schedule, 100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction);
+    *out += fmt::format("\npipeline: {} stages, {} micro-batches per step, {}; bubble {:.1f}% (ideal {:.1f}%){}\n",
+                        p.stages, p.microbatches, p.schedule, 100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction,
+                        p.idle_known ? "" : "; no kernel timeline: the bubble is the waiting in send/recv");
     for (const auto& s : p.per_stage)
-      *out += fmt::format("  stage rank {:<4} idle {:5.1f}%  warm-up {:>10}  steady {:>10}  cool-down {:>10}\n", s.rank,
+      *out += fmt::format("  stage rank {:<4} bubble {:5.1f}%  warm-up {:>10}  steady {:>10}  cool-down {:>10}\n", s.rank,
                           100.0 * s.idle_share, FormatDuration(s.warmup_idle), FormatDuration(s.steady_idle),
                           FormatDuration(s.cooldown_idle));
   }

@@ -288,7 +288,7 @@ TEST(HtmlReport, CrossRankFindings) {
   c.overlapped_busbw = 48;
   c.with_groups = {"ep"};
   x.contention.push_back(c);
-  x.pipeline = {true, 4, 8, "1F1B", 0.31, 0.2, {}};
+  x.pipeline = {true, 4, 8, "1F1B", 0.31, 0.2, {}, true};
   a.trace.clock.applied = true;
   a.trace.clock.ranks = {{0, "a", 0, 0, 0}, {1, "b", -2'500'000, 3'000, 28}};
   std::vector<report::html::BenchCurve> none;

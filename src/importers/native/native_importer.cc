@@ -45,6 +45,7 @@ struct Decoded {
   std::map<uint32_t, nf::StatsRecord> stats;  // the last, cumulative one per comm
   std::vector<nf::MarkRecord> marks;
   bool ended = false;
+  int64_t alive_until = INT64_MIN;  // latest mark or end record time
   importers::native::GpuClock clock;
   importers::native::SamplerRecords sampler;  // counters, when the sampler wrote the file
 };
@@ -114,12 +115,16 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
     case nf::RecordType::kMark: {
       nf::MarkRecord m;
       if (!nf::DecodePayload(r, &m)) return bad("short mark record");
-      d->marks.push_back(m);
+      d->alive_until = std::max(d->alive_until, m.time_ns);
+      if (m.what != static_cast<uint32_t>(nf::MarkKind::kAlive)) d->marks.push_back(m);
       return;
     }
-    case nf::RecordType::kEnd:
+    case nf::RecordType::kEnd: {
+      nf::EndRecord e;
+      if (nf::DecodePayload(r, &e)) d->alive_until = std::max(d->alive_until, e.time_ns);
       d->ended = true;
       return;
+    }
     case nf::RecordType::kCounterDef:
     case nf::RecordType::kCounterSamples:
     case nf::RecordType::kSamplerEvent:
@@ -280,7 +285,7 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.algorithm[r] = t->strings.Intern(StringOf(d, o.algo));
   t->comms.protocol[r] = t->strings.Intern(StringOf(d, o.proto));
   t->comms.channels[r] = ce ? -1 : o.channels;
-  t->comms.flags[r] = ce ? model::kCommCopyEngine : 0;
+  t->comms.flags[r] = (ce ? model::kCommCopyEngine : 0) | (p.gpu_timed ? 0 : model::kCommNoGpuTiming);
   auto api = api_start.find(o.api_id);
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }
@@ -347,6 +352,7 @@ void FillStatsAndNotes(const Decoded& d, model::RankTrace* t) {
   if (orphaned > 0)
     t->notes.push_back(std::to_string(orphaned) + " child events (kernel channels, proxy ops) belonged to ops that "
                        "were not recorded");
+  if (d.alive_until != INT64_MIN) t->alive_until = d.alive_until;
   if (!d.ended)
     t->notes.push_back(t->host_counters_only
                            ? "no end record: the sampler was stopped without finishing (killed?); samples after "

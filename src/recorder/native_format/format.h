@@ -232,6 +232,10 @@ enum class MarkKind : uint32_t {
   kControlOn = 3,
   kControlOff = 4,
   kControlCountOnly = 5,
+  // Written by every periodic flush (1.1): the process was running at |time_ns|. A rank
+  // stuck outside NCCL (data loading, a host deadlock) records no events but still writes
+  // these, so a reader can tell "stopped issuing collectives" from "trace cut short".
+  kAlive = 6,
 };
 
 struct MarkRecord {

@@ -298,6 +298,12 @@ void Session::Flush() {
 // Marks and the finished events of every live communicator, queued for the file.
 void Session::SerializeLocked(bool final) {
   EmitMarksLocked();
+  if (!final) {  // the end record says it at the end
+    nf::MarkRecord alive{};
+    alive.time_ns = RealtimeNs();
+    alive.what = static_cast<uint32_t>(nf::MarkKind::kAlive);
+    body_.Append(nf::RecordType::kMark, alive);
+  }
   const uint64_t gaps = seq_gaps_.load();
   for (auto& ctx : contexts_) {
     if (!ctx->retired) serializer_.SerializeContext(*ctx, gaps, final, strings_, body_);
