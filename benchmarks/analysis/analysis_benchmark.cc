@@ -1,11 +1,54 @@
 // What the job-level analyses cost against loading the job: every analysis (per-rank map
-// and job reduce) and the cross-rank part alone, on a loaded trace.
+// and job reduce) and the cross-rank part alone, on a loaded trace. The cross-rank
+// benchmark also reports the heap it needs beyond the loaded job (peak bytes allocated
+// during one run, counted by this binary's operator new) against the job's model and its
+// matched-operations table: the analysis should need memory in proportion to the
+// collectives, not to the raw events.
 //
 //   build/benchmarks/analysis/analysis_benchmark --traces=DIR   (default: the shipped ddp sample)
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <string>
+
+// Heap bytes in use and their peak, for the whole process.
+namespace heap {
+std::atomic<int64_t> live{0}, peak{0};
+void Add(void* p) {
+  const int64_t now = live.fetch_add(static_cast<int64_t>(malloc_usable_size(p))) + static_cast<int64_t>(malloc_usable_size(p));
+  int64_t top = peak.load(std::memory_order_relaxed);
+  while (now > top && !peak.compare_exchange_weak(top, now)) {
+  }
+}
+void* Alloc(size_t n, size_t align = 0) {
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n);
+  if (p == nullptr) throw std::bad_alloc();
+  Add(p);
+  return p;
+}
+void Free(void* p) noexcept {
+  if (p == nullptr) return;
+  live.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+  std::free(p);
+}
+}  // namespace heap
+
+void* operator new(size_t n) { return heap::Alloc(n); }
+void* operator new[](size_t n) { return heap::Alloc(n); }
+void* operator new(size_t n, std::align_val_t a) { return heap::Alloc(n, static_cast<size_t>(a)); }
+void* operator new[](size_t n, std::align_val_t a) { return heap::Alloc(n, static_cast<size_t>(a)); }
+void operator delete(void* p) noexcept { heap::Free(p); }
+void operator delete[](void* p) noexcept { heap::Free(p); }
+void operator delete(void* p, size_t) noexcept { heap::Free(p); }
+void operator delete[](void* p, size_t) noexcept { heap::Free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { heap::Free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { heap::Free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { heap::Free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { heap::Free(p); }
 
 #include "analysis/analyze.h"
 #include "importers/trace_loader.h"
@@ -43,8 +86,32 @@ void BM_CrossRank(benchmark::State& state) {
     in_window.push_back(commlens::analysis::OpsInWindow(t.ranks[r], job.ranks[r].window));
     times.push_back(&job.ranks[r].time);
   }
-  for (auto _ : state)
+  int64_t extra = 0;
+  for (auto _ : state) {
+    const int64_t before = heap::live.load();
+    heap::peak.store(before);
     benchmark::DoNotOptimize(commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives).summary.size());
+    extra = std::max(extra, heap::peak.load() - before);
+  }
+  uint64_t model = 0, ops = 0, events = 0;
+  for (const auto& r : t.ranks) {
+    model += r.MemoryBytes();
+    ops += r.comms.size();
+    events += r.gpu.size() + r.host.size() + r.annotations.size();
+  }
+  const commlens::model::MatchedOps& m = t.matched;
+  const double matched_bytes = static_cast<double>(
+      m.group.capacity() * sizeof(uint32_t) + m.kind.capacity() + m.seq.capacity() * sizeof(int64_t) +
+      (m.sender.capacity() + m.receiver.capacity()) * sizeof(int32_t) +
+      m.first.capacity() * sizeof(uint32_t) + m.rank_index.capacity() * sizeof(uint32_t) +
+      m.row.capacity() * sizeof(uint32_t) + (m.start.capacity() + m.end.capacity()) * sizeof(int64_t));
+  state.counters["ranks"] = static_cast<double>(t.ranks.size());
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["comm_ops"] = static_cast<double>(ops);
+  state.counters["model_MB"] = static_cast<double>(model) / 1e6;
+  state.counters["matched_table_MB"] = matched_bytes / 1e6;
+  state.counters["cross_rank_peak_MB"] = static_cast<double>(extra) / 1e6;
+  state.counters["bytes_per_op"] = static_cast<double>(extra) / static_cast<double>(std::max<uint64_t>(ops, 1));
 }
 
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->UseRealTime();
