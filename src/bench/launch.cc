@@ -2,44 +2,31 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <span>
 
 #include <fmt/format.h>
 
 #include "bench/errors.h"
+#include "recorder/launcher/launcher_env.h"
 
 namespace commlens::bench {
 
 namespace {
 
-constexpr const char* kRankVars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
-constexpr const char* kWorldVars[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                      "SLURM_NTASKS"};
-constexpr const char* kLocalVars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                      "MPI_LOCALRANKID", "SLURM_LOCALID"};
+namespace le = recorder::launcher;
 
-struct IntVar {
-  int value;
-  const char* name;
-};
-
-// The first variable of |names| that is set; an error when it is not an integer.
-Result<std::optional<IntVar>> FirstInt(const EnvLookup& env, std::span<const char* const> names) {
-  for (const char* name : names) {
-    const char* text = env(name);
-    if (!text || !*text) continue;
-    int value = 0;
-    auto [end, ec] = std::from_chars(text, text + std::strlen(text), value);
-    if (ec != std::errc() || *end != '\0')
-      return UsageError(fmt::format("environment variable {}='{}' is not an integer", name, text));
-    return std::optional<IntVar>(IntVar{value, name});
-  }
-  return std::optional<IntVar>();
+// The first variable of |names| that is set, as an integer; an error when it is not one.
+Result<std::optional<int>> IntVar(const EnvLookup& env, const char* name) {
+  const char* text = env(name);
+  if (!text || !*text) return std::optional<int>();
+  int value = 0;
+  auto [end, ec] = std::from_chars(text, text + std::strlen(text), value);
+  if (ec != std::errc() || *end != '\0')
+    return UsageError(fmt::format("environment variable {}='{}' is not an integer", name, text));
+  return std::optional<int>(value);
 }
 
 }  // namespace
@@ -57,15 +44,18 @@ EnvLookup ProcessEnv() {
 Result<LaunchInfo> DetectLaunch(Launcher requested, int port_override, bool have_mpi,
                                 const EnvLookup& env) {
   LaunchInfo info;
-  COMMLENS_ASSIGN_OR_RETURN(auto world, FirstInt(env, kWorldVars));
-  const char* ompi_size = env("OMPI_COMM_WORLD_SIZE");
-  bool under_mpirun = ompi_size && std::atoi(ompi_size) > 1;
+  // Who this process is: the launcher rules `commlens record` and the profiler plugin use
+  // (recorder/launcher/launcher_env.h). A benchmark refuses what they would only warn of.
+  const le::LaunchEnv who = le::DetectLaunchEnv(env);
+  if (!who.warnings.empty())
+    return UsageError(fmt::format("environment: {} (fix the launcher's variables)", who.warnings.front()));
+  const bool under_mpirun = who.launcher == le::Launcher::kOpenMpi && who.world_size > 1;
   Launcher launcher = requested;
   if (launcher == Launcher::kAuto) {
     if (have_mpi && under_mpirun) {
       launcher = Launcher::kMpi;
     } else {
-      launcher = world && world->value > 1 ? Launcher::kEnv : Launcher::kLocal;
+      launcher = who.world_size > 1 ? Launcher::kEnv : Launcher::kLocal;
     }
   }
   info.launcher = launcher;
@@ -81,21 +71,18 @@ Result<LaunchInfo> DetectLaunch(Launcher requested, int port_override, bool have
   }
 
   // kEnv
-  COMMLENS_ASSIGN_OR_RETURN(auto rank, FirstInt(env, kRankVars));
-  COMMLENS_ASSIGN_OR_RETURN(auto local, FirstInt(env, kLocalVars));
-  if (!world || !rank)
+  if (who.single_process() || who.world_size < 1)
     return UsageError(
-        "--launcher env: the rank and world size are not set (one of RANK, "
-        "OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID and one of WORLD_SIZE, "
-        "OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS)");
-  info.world = world->value;
-  info.rank = rank->value;
-  if (info.world < 1 || info.rank < 0 || info.rank >= info.world)
-    return UsageError(fmt::format("rank {} ({}) is not within world size {} ({})", info.rank,
-                             rank->name, info.world, world->name));
-  info.local_rank = local ? local->value : -1;
-  info.source = fmt::format("{}/{}{}", rank->name, world->name,
-                            local ? fmt::format("/{}", local->name) : "");
+        "--launcher env: the rank and world size are not set (torchrun's RANK and "
+        "WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_RANK and _SIZE, PMI_RANK and PMI_SIZE, or "
+        "Slurm's SLURM_PROCID and SLURM_NTASKS)");
+  info.world = who.world_size;
+  info.rank = who.rank;
+  if (info.rank < 0 || info.rank >= info.world)
+    return UsageError(fmt::format("rank {} ({}) is not within world size {} ({})", info.rank, who.rank_variable,
+                                  info.world, le::LauncherName(who.launcher)));
+  info.local_rank = who.local_rank;
+  info.source = fmt::format("{} ({})", le::LauncherName(who.launcher), who.rank_variable);
   if (info.world == 1) return info;
 
   const char* addr = env("MASTER_ADDR");
@@ -109,9 +96,9 @@ Result<LaunchInfo> DetectLaunch(Launcher requested, int port_override, bool have
     info.port = port_override;
     return info;
   }
-  COMMLENS_ASSIGN_OR_RETURN(auto port, FirstInt(env, std::array{"MASTER_PORT"}));
+  COMMLENS_ASSIGN_OR_RETURN(auto port, IntVar(env, "MASTER_PORT"));
   if (!port) return UsageError("--launcher env: MASTER_PORT is not set and --port was not given");
-  info.port = port->value;
+  info.port = *port;
   const char* torchrun = env("TORCHELASTIC_RUN_ID");
   if (torchrun && *torchrun) info.port += 1;  // torchrun's own store holds MASTER_PORT
   if (info.port <= 0 || info.port > 65535)

@@ -1,9 +1,10 @@
 // How this process learns its place in a multi-process run: the launcher's environment
 // variables. Read through an injected lookup function so tests need no real environment.
 //
-//   rank:        RANK | OMPI_COMM_WORLD_RANK | PMI_RANK | SLURM_PROCID
-//   world size:  WORLD_SIZE | OMPI_COMM_WORLD_SIZE | PMI_SIZE | SLURM_NTASKS
-//   local rank:  LOCAL_RANK | OMPI_COMM_WORLD_LOCAL_RANK | MPI_LOCALRANKID | SLURM_LOCALID
+//   rank, world size, local rank: the launcher rules of recorder/launcher/launcher_env.h
+//                (torchrun, Open MPI, MPICH/PMI, Slurm, in that order), which `commlens
+//                record` and the profiler plugin follow too; a variable that is set but
+//                not a number is an error here
 //   rendezvous:  MASTER_ADDR, MASTER_PORT (--port overrides the port). Under torchrun
 //                (TORCHELASTIC_RUN_ID set) MASTER_PORT is torch's own store, so the
 //                rendezvous uses MASTER_PORT + 1.

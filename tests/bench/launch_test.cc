@@ -84,7 +84,7 @@ TEST(Launch, MissingOrBadVariablesAreUsageErrors) {
   EXPECT_NE(no_port.status().message().find("MASTER_PORT"), std::string::npos);
 
   auto bad = DetectLaunch(Launcher::kAuto, 0, false, Env({{"RANK", "x"}, {"WORLD_SIZE", "2"}}));
-  EXPECT_NE(bad.status().message().find("RANK='x'"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("RANK=x"), std::string::npos);
 
   auto out_of_range = DetectLaunch(Launcher::kEnv, 0, false,
                                    Env({{"RANK", "4"}, {"WORLD_SIZE", "4"}}));
