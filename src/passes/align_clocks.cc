@@ -13,8 +13,10 @@
 // the tightest 1% of the constraints on each side are set aside as outliers.
 //
 // Each clock group is estimated against the reference group (the one of the first rank)
-// from the collectives that span both; a group no collective links keeps offset 0 and
-// bound -1, and a note says so. When applied, every time of the group's ranks moves by
+// from the collectives that span both; a group that shares none with it is estimated in a
+// later round against the groups aligned before it (breadth first), its bound adding
+// theirs; a group no chain of collectives links keeps offset 0 and bound -1, and a note
+// says so. When applied, every time of the group's ranks moves by
 // -offset, and the matched-ops table is rebuilt.
 #include <algorithm>
 #include <map>
@@ -117,33 +119,60 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
                             "(--align collectives aligns every rank)");
     return;
   }
-  // Samples of each group against the reference group 0, from every symmetric collective
-  // that has members in both.
-  std::vector<Samples> samples(groups);
-  std::map<uint32_t, Span> spans;  // per clock group but the reference, in one collective
-  const model::MatchedOps& m = trace->matched;
-  for (size_t k = 0; k < m.size(); ++k) {
-    if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2) continue;
-    const uint32_t j0 = m.first[k];
-    if (!IsSymmetric(trace->ranks[m.rank_index[j0]].comms.op[m.row[j0]])) continue;
-    // Every pair (a of the reference, b of group g) bounds off_g - off_ref to
-    // [start_b - end_a, end_b - start_a]; the tightest pair gives
-    // [latest start(g) - earliest end(ref), earliest end(g) - latest start(ref)].
-    Span ref;
-    spans.clear();
-    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
-      const uint32_t g = group_of[m.rank_index[j]];
-      (g == 0 ? ref : spans[g]).Add(m.start[j], m.end[j]);
-    }
-    if (ref.empty()) continue;
-    for (const auto& [g, s] : spans) {
-      samples[g].upper.push_back(s.first_end - ref.last_start);
-      samples[g].lower.push_back(s.last_start - ref.first_end);
-      samples[g].end_gap.push_back(s.first_end - ref.first_end);
-    }
-  }
+  // Rounds: in the first, each group against the reference group 0, from every symmetric
+  // collective that has members in both; in each later one, the groups still unaligned
+  // against every group aligned so far (their times corrected by their offsets), so a
+  // host that shares collectives only with a third host is aligned through it. Such an
+  // offset's bound adds the largest bound of the groups it was aligned through.
   std::vector<model::ClockOffset> per_group(groups);
-  for (uint32_t g = 1; g < groups; ++g) Estimate(&samples[g], &per_group[g]);
+  std::vector<int> round_of(groups, -1);  // -1: not aligned yet
+  round_of[0] = 0;
+  std::vector<TimeNs> ref_bound(groups, 0);  // per group: the largest bound of the groups it was measured against
+  std::map<uint32_t, Span> spans;  // per unaligned clock group, in one collective
+  const model::MatchedOps& m = trace->matched;
+  for (int round = 1;; ++round) {
+    std::vector<Samples> samples(groups);
+    std::fill(ref_bound.begin(), ref_bound.end(), 0);
+    for (size_t k = 0; k < m.size(); ++k) {
+      if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2) continue;
+      const uint32_t j0 = m.first[k];
+      if (!IsSymmetric(trace->ranks[m.rank_index[j0]].comms.op[m.row[j0]])) continue;
+      // Every pair (a aligned, b of group g) bounds off_g - off_ref to
+      // [start_b - end_a, end_b - start_a]; the tightest pair gives
+      // [latest start(g) - earliest end(ref), earliest end(g) - latest start(ref)].
+      Span ref;
+      TimeNs through = 0;
+      spans.clear();
+      for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
+        const uint32_t g = group_of[m.rank_index[j]];
+        if (round_of[g] >= 0) {
+          const TimeNs off = per_group[g].offset;
+          ref.Add(m.start[j] - off, m.end[j] - off);
+          through = std::max(through, per_group[g].bound);
+        } else {
+          spans[g].Add(m.start[j], m.end[j]);
+        }
+      }
+      if (ref.empty()) continue;
+      for (const auto& [g, sp] : spans) {
+        samples[g].upper.push_back(sp.first_end - ref.last_start);
+        samples[g].lower.push_back(sp.last_start - ref.first_end);
+        samples[g].end_gap.push_back(sp.first_end - ref.first_end);
+        ref_bound[g] = std::max(ref_bound[g], through);
+      }
+    }
+    bool progress = false;
+    for (uint32_t g = 1; g < groups; ++g) {
+      if (round_of[g] >= 0 || samples[g].end_gap.empty()) continue;
+      Estimate(&samples[g], &per_group[g]);
+      per_group[g].bound += ref_bound[g];
+      round_of[g] = round;
+      progress = true;
+    }
+    if (!progress) break;
+  }
+  for (uint32_t g = 1; g < groups; ++g)
+    if (round_of[g] < 0) per_group[g].bound = -1;
   for (size_t r = 0; r < n; ++r) {
     const model::ClockOffset& e = per_group[group_of[r]];
     clock.ranks[r].offset = e.offset;
@@ -159,6 +188,9 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
     if (e.bound < 0)
       clock.notes.push_back(who + ": no collective links its clock to rank " + std::to_string(trace->ranks[0].rank) +
                             "'s; its times are left as they are");
+    else if (round_of[group_of[r]] > 1)
+      clock.notes.push_back(who + ": shares no collective with rank " + std::to_string(trace->ranks[0].rank) +
+                            "'s clock; aligned through clocks aligned before it (its bound includes theirs)");
     else if (!e.consistent)
       clock.notes.push_back(who + ": the collectives' timing constraints conflict (a collective ended before "
                                   "a member started it, beyond the outliers set aside); the offset is an estimate "

@@ -109,6 +109,24 @@ TEST(Align, NoneAndOneHostLeaveTimesAlone) {
   EXPECT_EQ(t.ranks[1].gpu.start[0], before);
 }
 
+TEST(Align, AClockLinkedOnlyThroughOthersIsAlignedThroughThem) {
+  // Real DDP collectives, thinned so that rank 3 never shares one with rank 0: rank 0 is
+  // left out of the odd ones and rank 3 of the even ones. Ranks 1 and 2 are aligned
+  // against rank 0 first, then rank 3 against them.
+  model::Trace t = LoadRaw("ddp");
+  for (int r : {0, 3})
+    for (uint32_t i = 0; i < t.ranks[r].comms.size(); ++i)
+      if (t.ranks[r].comms.seq[i] % 2 == (r == 0 ? 1 : 0)) t.ranks[r].comms.group[i] = model::kNoIndex;
+  const std::vector<TimeNs> shifts = {0, 37'000, -12'500'000, 31'700'000};
+  Skew(&t, shifts);
+  AlignClocks(&t, model::AlignMode::kCollectives);
+  ExpectRecovered(t, shifts);
+  EXPECT_GE(t.clock.ranks[3].bound, t.clock.ranks[1].bound);  // includes the bound of those it went through
+  bool said = false;
+  for (const std::string& note : t.clock.notes) said = said || note.find("rank 3: shares no collective") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Align, AClockNoCollectiveReachesIsSaid) {
   model::Trace t = LoadRaw("ddp");
   for (uint32_t i = 0; i < t.ranks[3].comms.size(); ++i) t.ranks[3].comms.group[i] = model::kNoIndex;
