@@ -82,6 +82,7 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
   // Per group: each rank's last collective (seq) and the rows by seq.
   constexpr int64_t kNone = -1;
   std::map<uint32_t, std::vector<int64_t>> last;  // group -> per rank index, kNone when absent
+  std::map<uint32_t, std::vector<int64_t>> first;  // group -> per rank index: its first seq in the window
   std::map<std::pair<uint32_t, int64_t>, uint32_t> row_of;
   for (uint32_t k = 0; k < m.size(); ++k) {
     if (m.kind[k] != model::MatchKind::kCollective) continue;
@@ -90,7 +91,12 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
     row_of[{m.group[k], m.seq[k]}] = k;
     auto& by_rank = last[m.group[k]];
     if (by_rank.empty()) by_rank.assign(trace.ranks.size(), kNone);
-    for (uint32_t j : members) by_rank[m.rank_index[j]] = std::max(by_rank[m.rank_index[j]], m.seq[k]);
+    auto& from = first[m.group[k]];
+    if (from.empty()) from.assign(trace.ranks.size(), INT64_MAX);
+    for (uint32_t j : members) {
+      by_rank[m.rank_index[j]] = std::max(by_rank[m.rank_index[j]], m.seq[k]);
+      from[m.rank_index[j]] = std::min(from[m.rank_index[j]], m.seq[k]);
+    }
     // Desync: one collective, different ops.
     const model::CommOp op0 = trace.ranks[m.rank_index[members[0]]].comms.op[m.row[members[0]]];
     for (uint32_t j : members) {
@@ -109,6 +115,49 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
       out.push_back(std::move(h));
       break;
     }
+  }
+  // A rank that ran #k-1 and #k+1 of a group but has no #k while the others ran it: the
+  // call was skipped, or its record was lost (NCCL would pair its later calls with the
+  // others' earlier ones). A rank whose recording paused (recorder switched off at a
+  // slightly different collective on each rank) misses several in a row, with others
+  // missing around it too: the neighbour rule leaves that out.
+  auto ran = [&](uint32_t group, int64_t seq, uint32_t r) {
+    auto row = row_of.find({group, seq});
+    if (row == row_of.end()) return false;
+    for (uint32_t j = m.first[row->second]; j < m.first[row->second + 1]; ++j)
+      if (m.rank_index[j] == r && in_window[r][m.row[j]]) return true;
+    return false;
+  };
+  std::vector<uint8_t> present(trace.ranks.size());
+  for (uint32_t k = 0; k < m.size() && out.size() < kMaxReported; ++k) {
+    if (m.kind[k] != model::MatchKind::kCollective) continue;
+    InWindowMembers(trace, in_window, k, &members);
+    if (members.empty()) continue;
+    const auto& lo = first[m.group[k]];
+    const auto& hi = last[m.group[k]];
+    std::fill(present.begin(), present.end(), 0);
+    for (uint32_t j : members) present[m.rank_index[j]] = 1;
+    std::vector<int> skipped;
+    for (uint32_t r = 0; r < trace.ranks.size(); ++r)
+      if (!present[r] && hi[r] != kNone && lo[r] < m.seq[k] && m.seq[k] < hi[r] && ran(m.group[k], m.seq[k] - 1, r) &&
+          ran(m.group[k], m.seq[k] + 1, r))
+        skipped.push_back(trace.ranks[r].rank);
+    if (skipped.empty()) continue;
+    Hang h;
+    h.group = trace.groups[m.group[k]].name;
+    h.seq = m.seq[k];
+    h.missing = skipped;
+    h.desync = true;
+    for (uint32_t j : members) h.reached.push_back(trace.ranks[m.rank_index[j]].rank);
+    const uint32_t j0 = members.front();
+    h.op = std::string(model::CommOpName(trace.ranks[m.rank_index[j0]].comms.op[m.row[j0]]));
+    h.detail = "desync: rank" + std::string(skipped.size() > 1 ? "s " : " ") + RankList(skipped) +
+               " ran collectives #" + std::to_string(h.seq - 1) + " and #" + std::to_string(h.seq + 1) + " of group " +
+               GroupLabel(trace.groups[m.group[k]]) + " but has no #" + std::to_string(h.seq) + " (" + h.op +
+               " on rank" + (h.reached.size() > 1 ? "s " : " ") + RankList(h.reached) +
+               "): the call was skipped there (NCCL then pairs its later calls with the others' earlier ones) "
+               "or its record was lost";
+    out.push_back(std::move(h));
   }
   for (const auto& [group, by_rank] : last) {
     int64_t top = INT64_MIN;

@@ -140,6 +140,27 @@ TEST(CrossRank, ARankThatStoppedShortAndADesync) {
       << hangs[1].detail;
 }
 
+TEST(CrossRank, ARankThatSkippedACollectiveInTheMiddle) {
+  Job job(3);
+  for (int r = 0; r < 3; ++r) {
+    uint32_t g = job.Group(r, "0", 3);
+    for (int k = 0; k < 6; ++k)
+      if (!(r == 1 && k == 3)) job.Coll(r, g, CommOp::kAllReduce, k, k * 1000 * kUs, k * 1000 * kUs + 500 * kUs);
+  }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  JobAnalysis a = Analyze(t, o);
+  const auto& hangs = a.cross_rank.hangs;
+  ASSERT_EQ(hangs.size(), 1u);
+  EXPECT_TRUE(hangs[0].desync);
+  EXPECT_EQ(hangs[0].seq, 3);
+  EXPECT_EQ(hangs[0].missing, std::vector<int>{1});
+  EXPECT_EQ(hangs[0].reached, (std::vector<int>{0, 2}));
+  EXPECT_NE(hangs[0].detail.find("rank 1 ran collectives #2 and #4 of group 0 but has no #3"), std::string::npos)
+      << hangs[0].detail;
+}
+
 TEST(CrossRank, ATraceThatJustEndsEarlierIsNoHang) {
   Job job(2);
   for (int r = 0; r < 2; ++r) {
