@@ -149,6 +149,54 @@ TEST(Perfetto, GzipHoldsTheSameDocument) {
   EXPECT_EQ(Gunzip(gz), ReadAll(plain));
 }
 
+TEST(Perfetto, CumulativeCountersBecomeRateTracksAndGaugesStayAsSampled) {
+  model::Trace t = Load("ddp");
+  // A NIC's tx bytes, cumulative, 32-bit (it wraps between the third and fourth sample),
+  // sampled every 100 ms: 1 MB, 2 MB, then 3 MB per interval; and a gauge.
+  model::CounterSeries tx;
+  tx.name = "net.tx_bytes";
+  tx.unit = "bytes";
+  tx.owner = model::CounterOwner::kNic;
+  tx.host = "node-a";
+  tx.device = "eth0";
+  tx.cumulative = true;
+  tx.width_bits = 32;
+  const model::TimeNs t0 = t.ranks[0].gpu.start[0];
+  const double wrap = 4294967296.0;
+  tx.time = {t0, t0 + 100'000'000, t0 + 200'000'000, t0 + 300'000'000};
+  tx.value = {wrap - 3'500'000, wrap - 2'500'000, wrap - 500'000, 2'500'000};
+  model::CounterSeries power;
+  power.name = "gpu.power";
+  power.unit = "mW";
+  power.owner = model::CounterOwner::kDevice;
+  power.host = "node-a";
+  power.device = "0";
+  power.time = {t0, t0 + 100'000'000};
+  power.value = {350000, 420000};
+  t.counters = {tx, power};
+  const std::string path = TempPath("counters.json");
+  ASSERT_TRUE(WritePerfetto(t, path, {}).ok());
+  const std::string text = ReadAll(path);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS);
+  std::vector<double> rates, watts;
+  for (simdjson::dom::element e : simdjson::dom::array(doc["traceEvents"])) {
+    std::string_view ph;
+    if (e["ph"].get(ph) != simdjson::SUCCESS || ph != "C") continue;
+    const std::string_view name = e["name"];
+    if (name == "eth0 net.tx_bytes rate") rates.push_back(double(e["args"]["bytes/s"]));
+    if (name == "0 gpu.power") watts.push_back(double(e["args"]["mW"]));
+  }
+  // Three intervals (10, 20, 30 MB/s), then the track drops to zero at the last sample.
+  ASSERT_EQ(rates.size(), 4u);
+  EXPECT_DOUBLE_EQ(rates[0], 10e6);
+  EXPECT_DOUBLE_EQ(rates[1], 20e6);
+  EXPECT_DOUBLE_EQ(rates[2], 30e6);
+  EXPECT_DOUBLE_EQ(rates[3], 0);
+  EXPECT_EQ(watts, (std::vector<double>{350000, 420000}));
+}
+
 TEST(Perfetto, StepsSelectTheActivitiesLaunchedInThem) {
   model::Trace t = Load("ddp");
   ExportOptions one;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/collectives.h"
+#include "analysis/counter_rates.h"
 #include "common/strings.h"
 #include "exporters/output_file.h"
 #include "model/activity_class.h"
@@ -262,9 +263,18 @@ class PerfettoWriter {
     }
   }
 
+  // Gauges as sampled; cumulative counters (NIC bytes and packets, NVLink KiB) as their
+  // rate per sampling interval ("eth0 net.tx_bytes rate", bytes/s), through
+  // analysis/counter_rates (wraps, resets and gaps handled there, as in analyze and the
+  // HTML report): a raw cumulative value only ever grows and says little on a timeline.
   void WriteCounters(const std::vector<model::CounterSeries>& series, int64_t pid) {
     for (const model::CounterSeries& s : series) {
-      std::string name = Quote(s.device.empty() ? s.name : s.device + " " + s.name);
+      const std::string label = s.device.empty() ? s.name : s.device + " " + s.name;
+      if (s.cumulative) {
+        WriteRates(s, label, pid);
+        continue;
+      }
+      std::string name = Quote(label);
       std::string unit = Quote(s.unit.empty() ? "value" : s.unit);
       for (size_t k = 0; k < s.time.size(); ++k) {
         if (!std::isfinite(s.value[k])) continue;
@@ -274,6 +284,25 @@ class PerfettoWriter {
         fmt::format_to(std::back_inserter(b), R"(,"args":{{{}:{}}}}})", unit, s.value[k]);
         End();
       }
+    }
+  }
+
+  void WriteRates(const model::CounterSeries& s, const std::string& label, int64_t pid) {
+    const analysis::CounterRates rates = analysis::RatesOf(s);
+    const std::string name = Quote(label + " rate");
+    const std::string unit = Quote(rates.unit + "/s");
+    auto point = [&](TimeNs t, double v) {
+      fmt::memory_buffer& b = Begin();
+      fmt::format_to(std::back_inserter(b), R"({{"ph":"C","name":{},"pid":{},"ts":)", name, pid);
+      AppendUs(&b, t);
+      fmt::format_to(std::back_inserter(b), R"(,"args":{{{}:{}}}}})", unit, v);
+      End();
+    };
+    for (size_t k = 0; k < rates.size(); ++k) {
+      if (!std::isfinite(rates.rate[k])) continue;
+      point(rates.start[k], rates.rate[k]);
+      // A gap (or the end) drops the track to zero instead of holding the last rate.
+      if (k + 1 == rates.size() || rates.start[k + 1] != rates.end[k]) point(rates.end[k], 0);
     }
   }
 
