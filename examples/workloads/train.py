@@ -166,6 +166,10 @@ def main():
     p.add_argument("--experts-per-rank", type=int, default=2)
     p.add_argument("--record-shapes", action="store_true")
     p.add_argument("--no-profile", action="store_true", help="train without the profiler")
+    p.add_argument("--control", help="with --no-profile: the commlens recorder's control file "
+                   "(COMMLENS_CONTROL); rank 0 switches recording on and off every "
+                   "--control-block steps, so one run measures the recorder's cost (A/B)")
+    p.add_argument("--control-block", type=int, default=20)
     args = p.parse_args()
 
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -200,10 +204,18 @@ def main():
     schedule = torch.profiler.schedule(wait=wait, warmup=warmup, active=args.steps, repeat=1)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     total = wait + warmup + args.steps
+    recording = []  # per step, with --control: whether the recorder was on
     if args.no_profile:
         # Each step in an NVTX range, as Megatron and most nsys users mark iterations: the
         # steps an Nsight Systems report of this run shows.
         for i in range(total):
+            if args.control:
+                on = (i // args.control_block) % 2 == 0
+                if rank == 0 and i % args.control_block == 0:
+                    with open(args.control + ".tmp", "w") as f:
+                        f.write("1" if on else "0")
+                    os.replace(args.control + ".tmp", args.control)
+                recording.append(on)
             t0 = time.perf_counter()
             with torch.cuda.nvtx.range(f"step {i}"):
                 step()
@@ -223,7 +235,10 @@ def main():
             shutil.copyfileobj(src, dst)
         os.remove(trace_path)
     with open(os.path.join(args.out, f"rank{rank}.steps.txt"), "w") as f:
-        f.write("\n".join(f"{t:.6f}" for t in step_times) + "\n")
+        if recording:  # step time, then 1 (recorder on) or 0 (off)
+            f.write("\n".join(f"{t:.6f} {int(on)}" for t, on in zip(step_times, recording)) + "\n")
+        else:
+            f.write("\n".join(f"{t:.6f}" for t in step_times) + "\n")
     dist.barrier()
     dist.destroy_process_group()
     if rank == 0:

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The recorder's step-time cost measured inside one run (issue 13): a DDP job under
+# `commlens record` (plugin + samplers) whose rank 0 switches the plugin on and off every
+# BLOCK steps through its control file (examples/workloads/train.py --control), so on- and
+# off-steps share one process, one GPU state and one machine load; run-to-run spread
+# (16-23 % here) does not enter. Prints the median step time of each state and the
+# difference, per rank; the samplers run throughout (their cost is their own CPU, also
+# reported in the samples file).
+#   scripts/device/slim_build.sh build-portable .device/build   # here, then carry .device
+#   scripts/device/record_ab.sh                                 # there; results in $OUT/record_ab/
+set -u
+ROOT=$(pwd)
+BUILD=${COMMLENS_BUILD:-$ROOT/.device/build}
+COMMLENS="$BUILD/src/cli/commlens"
+PY="${PYTHON:-/opt/torch/.venv/bin/python3}"
+[ -x "$PY" ] || PY=$(command -v python3)
+TORCHRUN="$(dirname "$PY")/torchrun"
+[ -x "$TORCHRUN" ] || TORCHRUN=torchrun
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 OMP_NUM_THREADS=4
+NCCL_LIB=$("$PY" -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)
+export LD_LIBRARY_PATH="$NCCL_LIB:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
+DEST="${OUT:-$ROOT/device-out}/record_ab"
+mkdir -p "$DEST"
+NGPU=$(nvidia-smi -L | grep -c '^GPU')
+[ "$NGPU" -gt 4 ] && NGPU=4
+STEPS=${STEPS:-600}
+BLOCK=${BLOCK:-20}
+HZ=${HZ:-100}
+CONTROL="$DEST/control"
+echo 1 > "$CONTROL"
+"$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" -- \
+  "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
+  --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" \
+  --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1
+echo "record: rc=$?"
+# Per rank: each recorder-on block against the mean of the off blocks beside it (steps 3..
+# of a block: the plugin polls the control file every 20 ms; after the first 60 steps),
+# so slow drift over the run (clocks, temperature) cancels; the median of those paired
+# differences, with a 95 % bootstrap interval, and the same estimator on off blocks
+# against their off neighbours (a null: what the noise alone gives).
+"$PY" - "$DEST/steps" "$BLOCK" <<'PYEOF'
+import glob, random, statistics, sys
+folder, block = sys.argv[1], int(sys.argv[2])
+def paired(meds, parity, gap):
+    out = []
+    for b in sorted(meds):
+        if b % 2 == parity and b - gap in meds and b + gap in meds:
+            ref = (meds[b - gap] + meds[b + gap]) / 2
+            out.append((meds[b] - ref) / ref * 100)
+    return out
+def interval(d):
+    rnd = random.Random(1)
+    boots = sorted(statistics.median(rnd.choices(d, k=len(d))) for _ in range(2000))
+    return boots[50], boots[1949]
+for path in sorted(glob.glob(folder + "/rank*.steps.txt")):
+    rows = [l.split() for l in open(path) if l.strip()]
+    blocks = {}
+    for i, (t, state) in enumerate(rows):
+        if i >= 60 and i % block >= 3:
+            blocks.setdefault((i // block, state), []).append(float(t))
+    meds = {b: statistics.median(v) for (b, state), v in blocks.items()}
+    on = paired(meds, 0, 1)    # blocks 0, 2, 4 ... record; 1, 3, 5 ... do not
+    null = paired(meds, 1, 2)
+    lo, hi = interval(on)
+    nlo, nhi = interval(null)
+    steps = sorted(float(t) for t, _ in rows[60:])
+    print(f"{path.split('/')[-1]}: recorder on vs off {statistics.median(on):+.2f} % (95 % interval "
+          f"{lo:+.2f} .. {hi:+.2f}, {len(on)} block pairs); null (off vs off) {statistics.median(null):+.2f} % "
+          f"({nlo:+.2f} .. {nhi:+.2f}); median step {steps[len(steps) // 2] * 1e3:.3f} ms")
+PYEOF
+grep -h "commlens record" "$DEST/run.log" | head -3
+ls "$DEST/trace" | head
+# The recordings of a long run are large: kept there unless TAR_TRACES=1.
+cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/record_ab.tgz" $([ "${TAR_TRACES:-0}" = 1 ] || echo --exclude='*.cltrace') . &&
+  echo "record_ab.tgz written"
