@@ -115,7 +115,7 @@ CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<
   CrossRankAnalysis out;
   size_t steps = 0;
   for (const RankTimeBreakdown* t : times) steps = std::max(steps, t->steps.size());
-  out.stragglers = FindStragglers(trace, in_window, steps);
+  out.stragglers = FindStragglers(trace, in_window, steps, &out.steps);
   for (Straggler& s : out.stragglers)
     for (const RankWait& w : collectives.ranks)
       if (w.rank == s.rank) s.matched = w.matched;

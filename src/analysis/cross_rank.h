@@ -99,8 +99,22 @@ struct ProtocolRow {
   double busbw = 0;
 };
 
+// One profiler step across the ranks: its collectives (complete ones, in the windows),
+// who arrived last most often in it and what the late arrivals cost the others. A
+// collective belongs to the step in which its first member launched it.
+struct CrossRankStep {
+  int64_t number = 0;   // N of ProfilerStep#N
+  uint64_t collectives = 0;
+  int most_last_rank = -1;        // the rank last at the most of its collectives
+  uint64_t most_last_count = 0;
+  model::TimeNs cost_to_others = 0;  // all late arrivals of the step, summed
+  model::TimeNs most_last_cost = 0;  // of which the most frequent last rank's
+  model::TimeNs max_skew = 0;        // the largest start spread of one of its collectives
+};
+
 struct CrossRankAnalysis {
   std::string summary;  // one plain sentence: who is late, how often, what it costs
+  std::vector<CrossRankStep> steps;   // per profiler step, where the traces have steps
   std::vector<Straggler> stragglers;  // ranks that arrived last at least once, most costly first
   std::vector<Hang> hangs;
   model::TimeNs contended_time = 0;   // time with two groups' collectives at once, summed over ranks

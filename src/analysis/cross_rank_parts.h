@@ -17,7 +17,17 @@ inline void InWindowMembers(const model::Trace& t, const InWindow& in, uint32_t 
     if (in[m.rank_index[j]][m.row[j]]) out->push_back(j);
 }
 
-std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps);
+// When an op was launched on the host (its GPU start when unknown): steps are host
+// ranges, and a GPU runs behind its host, so an op belongs to the step in which it was
+// launched (as analyze attributes kernels to steps).
+inline model::TimeNs Launched(const model::RankTrace& r, uint32_t op) {
+  const uint32_t a = r.comms.activity[op];
+  const model::TimeNs t = a == model::kNoIndex ? model::kNoTime : r.gpu.launch[a];
+  return t == model::kNoTime ? r.comms.start[op] : t;
+}
+
+std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
+                                      std::vector<CrossRankStep>* per_step);
 std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window);
 void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, CrossRankAnalysis* out);
 Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,

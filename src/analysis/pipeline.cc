@@ -92,15 +92,6 @@ std::vector<P2pWaits> WaitsOf(const std::vector<Message>& messages, size_t ranks
   return waits;
 }
 
-// When an op was launched on the host: steps are host ranges, and a GPU runs behind its
-// host, so an op belongs to the step in which it was launched (as analyze attributes
-// kernels to steps).
-TimeNs Launched(const model::RankTrace& r, uint32_t op) {
-  const uint32_t a = r.comms.activity[op];
-  const TimeNs t = a == model::kNoIndex ? model::kNoTime : r.gpu.launch[a];
-  return t == model::kNoTime ? r.comms.start[op] : t;
-}
-
 bool In(TimeNs t, const model::ProfilerStep& s) { return t >= s.start && t <= s.end; }
 
 // The chain through |start| in an undirected graph of degree <= 2, in order.

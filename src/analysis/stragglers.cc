@@ -58,7 +58,28 @@ void Explain(const model::MatchedOps& m, uint32_t k, const std::vector<uint32_t>
 
 }  // namespace
 
-std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps) {
+namespace {
+
+// The profiler step (its number) in which rank |r| launched op |op|, or -1.
+int64_t StepOf(const model::RankTrace& r, uint32_t op) {
+  const TimeNs t = Launched(r, op);
+  auto it = std::upper_bound(r.steps.begin(), r.steps.end(), t,
+                             [](TimeNs v, const model::ProfilerStep& s) { return v < s.start; });
+  if (it == r.steps.begin()) return -1;
+  --it;
+  return t <= it->end ? it->number : -1;
+}
+
+}  // namespace
+
+std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
+                                      std::vector<CrossRankStep>* per_step) {
+  // Per step number: the step's row, and per rank index its last arrivals and their cost.
+  struct StepAcc {
+    CrossRankStep row;
+    std::map<uint32_t, std::pair<uint64_t, TimeNs>> last;
+  };
+  std::map<int64_t, StepAcc> by_step;
   const model::MatchedOps& m = trace.matched;
   std::vector<GpuStretches> gpu;
   gpu.reserve(trace.ranks.size());
@@ -92,6 +113,19 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     for (uint32_t j : members)
       if (j != last) cost += std::clamp(m.start[last] - m.start[j], TimeNs{0}, m.end[j] - m.start[j]);
     a.s.cost_to_others += cost;
+    const uint32_t j0 = members.front();
+    if (const int64_t step = StepOf(trace.ranks[m.rank_index[j0]], m.row[j0]); step >= 0) {
+      StepAcc& st = by_step[step];
+      st.row.number = step;
+      ++st.row.collectives;
+      st.row.cost_to_others += cost;
+      TimeNs first_start = INT64_MAX;
+      for (uint32_t j : members) first_start = std::min(first_start, m.start[j]);
+      st.row.max_skew = std::max(st.row.max_skew, m.start[last] - first_start);
+      auto& mine = st.last[m.rank_index[last]];
+      ++mine.first;
+      mine.second += cost;
+    }
     if (cost > a.s.worst_cost) {
       a.s.worst_cost = cost;
       a.s.worst_seq = m.seq[k];
@@ -130,6 +164,19 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
       for (size_t i = 0; i < ranked.size() && i < 3; ++i) a.s.kernels.emplace_back(ranked[i].second);
     }
     out.push_back(std::move(a.s));
+  }
+  if (per_step != nullptr) {
+    per_step->clear();
+    for (auto& [number, st] : by_step) {
+      for (const auto& [r, counts] : st.last)
+        if (counts.first > st.row.most_last_count ||
+            (counts.first == st.row.most_last_count && counts.second > st.row.most_last_cost)) {
+          st.row.most_last_rank = trace.ranks[r].rank;
+          st.row.most_last_count = counts.first;
+          st.row.most_last_cost = counts.second;
+        }
+      per_step->push_back(st.row);
+    }
   }
   std::sort(out.begin(), out.end(), [](const Straggler& x, const Straggler& y) {
     return x.cost_to_others > y.cost_to_others || (x.cost_to_others == y.cost_to_others && x.rank < y.rank);

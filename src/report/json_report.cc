@@ -208,6 +208,15 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
                                {"worst_collective", s.worst_seq < 0 ? json(nullptr)
                                                                     : json{{"group", s.worst_group}, {"seq", s.worst_seq},
                                                                            {"cost_us", Us(s.worst_cost)}}}});
+  j["steps"] = json::array();
+  for (const auto& st : x.steps)
+    j["steps"].push_back({{"step", st.number},
+                          {"collectives", st.collectives},
+                          {"most_last_rank", st.most_last_rank < 0 ? json(nullptr) : json(st.most_last_rank)},
+                          {"most_last_count", st.most_last_count},
+                          {"most_last_cost_us", Us(st.most_last_cost)},
+                          {"cost_to_others_us", Us(st.cost_to_others)},
+                          {"max_skew_us", Us(st.max_skew)}});
   j["hangs"] = json::array();
   for (const auto& h : x.hangs)
     j["hangs"].push_back({{"group", h.group}, {"seq", h.seq}, {"op", h.op}, {"desync", h.desync},

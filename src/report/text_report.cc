@@ -272,6 +272,18 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
     *out += "  why: compute (its kernels ran longer before those collectives), host_idle (its GPU sat\n"
             "  idle: launched late), other_collective (busy in another group's), unknown, none (noise).\n";
   }
+  if (!x.steps.empty()) {
+    *out += fmt::format("\n{:<8} {:>11} {:>15} {:>16} {:>16} {:>12}\n", "step", "collectives", "most often last",
+                        "its cost", "all late cost", "max skew");
+    for (size_t i = 0; i < x.steps.size() && i < opt.max_rows; ++i) {
+      const analysis::CrossRankStep& st = x.steps[i];
+      *out += fmt::format("{:<8} {:>11} {:>15} {:>16} {:>16} {:>12}\n", st.number, st.collectives,
+                          st.most_last_rank < 0 ? std::string("-")
+                                                : fmt::format("rank {} ({}x)", st.most_last_rank, st.most_last_count),
+                          FormatDuration(st.most_last_cost), FormatDuration(st.cost_to_others),
+                          FormatDuration(st.max_skew));
+    }
+  }
   for (const analysis::Hang& h : x.hangs) *out += "hang: " + h.detail + "\n";
   if (!x.contention.empty()) {
     *out += fmt::format("\nprocess-group contention: {} with two groups' collectives at once (all ranks)\n",

@@ -136,6 +136,14 @@ TEST(CrossRankJobs, SlowHostRankIsFoundAsHostIdle) {
   EXPECT_GT(sleep, 7'900'000);
   EXPECT_NEAR(s.cost_per_step, sleep, 0.15 * sleep);
   EXPECT_NE(x.summary.find("host launched late"), std::string::npos) << x.summary;
+  // Every profiled step: rank 1 last at all 8 all-reduces, costing about its sleep.
+  ASSERT_EQ(x.steps.size(), 4u);
+  for (const auto& st : x.steps) {
+    EXPECT_EQ(st.collectives, 8u);
+    EXPECT_EQ(st.most_last_rank, 1);
+    EXPECT_EQ(st.most_last_count, 8u);
+    EXPECT_NEAR(static_cast<double>(st.most_last_cost), sleep, 0.15 * sleep);
+  }
 }
 
 TEST(CrossRankJobs, RecordingNamesTheSlowRankAndNcclsChoices) {
