@@ -8,13 +8,8 @@ set -u
 ROOT=$(pwd)
 BUILD=${COMMLENS_BUILD:-$ROOT/.device/build}
 PLUGIN="$BUILD/src/recorder/nccl_profiler/libnccl-profiler-commlens.so"
-PY="${PYTHON:-/opt/torch/.venv/bin/python3}"
-[ -x "$PY" ] || PY=$(command -v python3)
-TORCHRUN="$(dirname "$PY")/torchrun"
-[ -x "$TORCHRUN" ] || TORCHRUN=torchrun
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 OMP_NUM_THREADS=4
-NGPU=${NGPU:-$(nvidia-smi -L | grep -c '^GPU')}
-[ "$NGPU" -gt 2 ] && NGPU=2
+. "$(dirname "$0")/torch_env.sh"
+[ "$NGPU" -gt 2 ] && NGPU=2  # the samples are two-rank jobs
 DEST="${OUT:-$ROOT/device-out}/cross_rank"
 mkdir -p "$DEST"
 nvidia-smi -L > "$DEST/gpus.txt"

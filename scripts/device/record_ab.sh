@@ -12,17 +12,9 @@ set -u
 ROOT=$(pwd)
 BUILD=${COMMLENS_BUILD:-$ROOT/.device/build}
 COMMLENS="$BUILD/src/cli/commlens"
-PY="${PYTHON:-/opt/torch/.venv/bin/python3}"
-[ -x "$PY" ] || PY=$(command -v python3)
-TORCHRUN="$(dirname "$PY")/torchrun"
-[ -x "$TORCHRUN" ] || TORCHRUN=torchrun
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 OMP_NUM_THREADS=4
-NCCL_LIB=$("$PY" -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null)
-export LD_LIBRARY_PATH="$NCCL_LIB:/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
+. "$(dirname "$0")/torch_env.sh"
 DEST="${OUT:-$ROOT/device-out}/record_ab"
 mkdir -p "$DEST"
-NGPU=$(nvidia-smi -L | grep -c '^GPU')
-[ "$NGPU" -gt 4 ] && NGPU=4
 STEPS=${STEPS:-600}
 BLOCK=${BLOCK:-20}
 HZ=${HZ:-100}
