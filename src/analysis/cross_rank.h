@@ -69,10 +69,21 @@ struct ContentionRow {
   std::vector<std::string> with_groups;
 };
 
+// A stage's bubble in one step (or, without profiler steps, one pipeline iteration).
+struct PipelineStep {
+  int64_t step = -1;  // N of ProfilerStep#N; the iteration's index without steps
+  model::TimeNs length = 0;
+  model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;
+  double share() const {
+    return length > 0 ? static_cast<double>(warmup_idle + steady_idle + cooldown_idle) / static_cast<double>(length) : 0;
+  }
+};
+
 struct PipelineStage {
   int rank = 0;
   double idle_share = 0;  // bubble share of its step time, the median over steps
   model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;  // summed over steps
+  std::vector<PipelineStep> steps;
 };
 
 struct Pipeline {

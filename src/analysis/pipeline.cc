@@ -258,12 +258,17 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
     p.idle_known = p.idle_known && gpu.has_timeline();
     TimeNs stepped = 0;
     std::vector<double> shares;  // per step
-    auto add = [&](TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
-      const TimeNs w = waits[r].BubbleIn(gpu, lo, first_end), st = waits[r].BubbleIn(gpu, first_end, last_start),
-                   c = waits[r].BubbleIn(gpu, last_start, hi);
-      s.warmup_idle += w, s.steady_idle += st, s.cooldown_idle += c;
+    auto add = [&](int64_t number, TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
+      PipelineStep one;
+      one.step = number;
+      one.length = hi - lo;
+      one.warmup_idle = waits[r].BubbleIn(gpu, lo, first_end);
+      one.steady_idle = waits[r].BubbleIn(gpu, first_end, last_start);
+      one.cooldown_idle = waits[r].BubbleIn(gpu, last_start, hi);
+      s.warmup_idle += one.warmup_idle, s.steady_idle += one.steady_idle, s.cooldown_idle += one.cooldown_idle;
       stepped += hi - lo;
-      if (hi > lo) shares.push_back(static_cast<double>(w + st + c) / static_cast<double>(hi - lo));
+      if (hi > lo) shares.push_back(one.share());
+      s.steps.push_back(one);
     };
     for (const model::ProfilerStep& step : rank.steps) {
       // The step's messages: first to end, last to start.
@@ -277,11 +282,12 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
       if (first_end == INT64_MAX) continue;
       first_end = std::clamp(first_end, step.start, step.end);
       last_start = std::clamp(last_start, first_end, step.end);
-      add(step.start, first_end, last_start, step.end);
+      add(step.number, step.start, first_end, last_start, step.end);
     }
     if (stepped == 0) {  // no profiler steps with messages: the pipeline's own iterations
       const size_t at = static_cast<size_t>(std::find(chain.begin(), chain.end(), r) - chain.begin());
       const uint32_t partner = at == 0 ? chain[1] : chain[at - 1];
+      int64_t index = 0;
       for (const Iteration& it : Iterations(rank, r, partner, at == 0, messages)) {
         TimeNs first_end = INT64_MAX, last_start = INT64_MIN;
         for (const Message& msg : messages) {
@@ -292,7 +298,7 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
         }
         if (first_end == INT64_MAX) continue;
         last_start = std::clamp(last_start, first_end, it.hi);
-        add(it.lo, first_end, last_start, it.hi);
+        add(index++, it.lo, first_end, last_start, it.hi);
       }
     }
     // The median step: a first step behind a slow start (allocation, autotuning) does

@@ -242,12 +242,21 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
     j["pipeline"]["ideal_fraction"] = p.ideal_fraction;
     j["pipeline"]["idle_known"] = p.idle_known;
     j["pipeline"]["per_stage"] = json::array();
-    for (const auto& s : p.per_stage)
+    for (const auto& s : p.per_stage) {
+      json steps = json::array();
+      for (const auto& st : s.steps)
+        steps.push_back({{"step", st.step},
+                         {"bubble_share", st.share()},
+                         {"warmup_idle_us", Us(st.warmup_idle)},
+                         {"steady_idle_us", Us(st.steady_idle)},
+                         {"cooldown_idle_us", Us(st.cooldown_idle)}});
       j["pipeline"]["per_stage"].push_back({{"rank", s.rank},
                                             {"idle_share", s.idle_share},
                                             {"warmup_idle_us", Us(s.warmup_idle)},
                                             {"steady_idle_us", Us(s.steady_idle)},
-                                            {"cooldown_idle_us", Us(s.cooldown_idle)}});
+                                            {"cooldown_idle_us", Us(s.cooldown_idle)},
+                                            {"steps", steps}});
+    }
   }
   j["protocols"] = json::array();
   for (const auto& r : x.protocols)
