@@ -32,7 +32,12 @@ function parseArgs(argv) {
     else if (k === '--sample') a.samples.push(v), i++;
     else { console.error(`unknown argument ${k}`); process.exit(64); }
   }
-  if (!a.samples.length) a.samples = ['ddp', 'fsdp', 'moe', 'native'];
+  // The real two-GPU cross-rank jobs too: a pipeline, two contending groups, a hang (its
+  // Kineto traces and the plugin's recording).
+  if (!a.samples.length) {
+    a.samples = ['ddp', 'fsdp', 'moe', 'native', 'cross-rank/pipeline-1f1b', 'cross-rank/contention', 'cross-rank/hang',
+      'cross-rank/hang/native'];
+  }
   return a;
 }
 
@@ -127,14 +132,18 @@ async function main() {
   let failed = 0;
   try {
     for (const sample of a.samples) {
-      const html = path.join(a.out, `${sample}.html`);
+      const file = sample.replace(/\//g, '.');
+      const html = path.join(a.out, `${file}.html`);
       const extra = [];
       if (sample === 'ddp') extra.push('--bench', 'tests/bench/data/h200x4_all_reduce_run1.json', '--perfetto', path.join(a.out, 'ddp.perfetto.json'));
       const t0 = Date.now();
       execFileSync(a.commlens, ['report', `examples/traces/${sample}`, '-o', html, '-q'].concat(extra), {stdio: ['ignore', 'inherit', 'pipe']});
       const genMs = Date.now() - t0;
-      const shot = path.join(a.out, `${sample}.png`);
+      const shot = path.join(a.out, `${file}.png`);
       const r = await checkPage(b, html, shot);
+      // The real cross-rank jobs draw their part of the "Across ranks" section.
+      const wantTables = {'cross-rank/pipeline-1f1b': 1, 'cross-rank/contention': 2, 'cross-rank/hang': 1}[sample] || 0;
+      if (r.drawn.crossTables < wantTables) r.problems.push(`${r.drawn.crossTables} cross-rank tables, want at least ${wantTables}`);
       const size = (fs.statSync(html).size / 1e6).toFixed(2);
       const status = r.problems.length ? 'FAIL' : 'ok';
       console.log(`${status} ${sample}: ${size} MB written in ${genMs} ms, drawn in ${r.loadMs} ms, ` +
