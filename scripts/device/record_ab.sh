@@ -13,14 +13,16 @@ ROOT=$(pwd)
 BUILD=${COMMLENS_BUILD:-$ROOT/.device/build}
 COMMLENS="$BUILD/src/cli/commlens"
 . "$(dirname "$0")/torch_env.sh"
-DEST="${OUT:-$ROOT/device-out}/record_ab"
+TAG=${TAG:-}        # a name for this run's folder (record_ab-TAG)
+EVENTS=${EVENTS:-}  # record's --events (COMMLENS_EVENT_MASK words); the default mask when empty
+DEST="${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}"
 mkdir -p "$DEST"
 STEPS=${STEPS:-600}
 BLOCK=${BLOCK:-20}
 HZ=${HZ:-100}
 CONTROL="$DEST/control"
 echo 1 > "$CONTROL"
-"$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" -- \
+"$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" ${EVENTS:+--events "$EVENTS"} -- \
   "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
   --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" \
   --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1
@@ -63,5 +65,5 @@ PYEOF
 grep -h "commlens record" "$DEST/run.log" | head -3
 ls "$DEST/trace" | head
 # The recordings of a long run are large: kept there unless TAR_TRACES=1.
-cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/record_ab.tgz" $([ "${TAR_TRACES:-0}" = 1 ] || echo --exclude='*.cltrace') . &&
+cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}.tgz" $([ "${TAR_TRACES:-0}" = 1 ] || echo --exclude='*.cltrace') . &&
   echo "record_ab.tgz written"
