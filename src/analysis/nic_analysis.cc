@@ -1,6 +1,7 @@
 #include "analysis/nic_analysis.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -69,11 +70,18 @@ std::string KindName(const std::string& prefix) {
 
 bool IsTx(const std::string& file) { return file == "tx_bytes" || file == "port_xmit_data"; }
 bool IsRx(const std::string& file) { return file == "rx_bytes" || file == "port_rcv_data"; }
+bool IsTxPackets(const std::string& file) {
+  return file == "tx_pkts" || file == "port_xmit_packets" || file == "tx_packets";
+}
 
-// Counters of errors, retransmits, drops, discards, timeouts (events, not their bytes).
+// Counters of errors, retransmits, drops, discards, timeouts, link downs, peers that
+// stopped answering or were rate-limited (EFA), and packets lost on the way (mlx5
+// out_of_sequence, duplicate_request): events, not their bytes. Congestion counters
+// (port_xmit_wait, ECN marks, CNPs) are not errors.
 bool IsErrorCounter(const std::string& file, const std::string& unit) {
   if (BaseUnitOf(unit).unit == "bytes") return false;
-  for (const char* word : {"err", "retrans", "drop", "discard", "timeout", "downed"})
+  for (const char* word : {"err", "retrans", "retry", "drop", "discard", "timeout", "downed", "impaired",
+                           "unresponsive", "out_of_sequence", "out_of_buffer", "duplicate_request"})
     if (file.find(word) != std::string::npos) return true;
   return false;
 }
@@ -98,6 +106,22 @@ Clipped Clip(const CounterRates& r, const Span& s) {
   return c;
 }
 
+// An error counter's growth inside a span: events, so an interval that overlaps the span
+// counts whole (the increase may have come anywhere in it).
+NicCounterGrowth Grown(const CounterRates& r, const Span& s) {
+  NicCounterGrowth g;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (std::min(r.end[i], s.hi) <= std::max(r.start[i], s.lo) || r.amount[i] <= 0) continue;
+    if (g.amount == 0) {
+      g.first_from = r.start[i];
+      g.first_to = r.end[i];
+    }
+    g.amount += r.amount[i];
+  }
+  g.lower_bound = r.stuck > 0;
+  return g;
+}
+
 uint64_t SamplesIn(const model::CounterSeries& s, const Span& span) {
   return static_cast<uint64_t>(std::count_if(
       s.time.begin(), s.time.end(), [&](model::TimeNs t) { return t >= span.lo && t <= span.hi; }));
@@ -107,6 +131,7 @@ uint64_t SamplesIn(const model::CounterSeries& s, const Span& span) {
 struct PortRates {
   std::string host;
   bool rdma = false;
+  double line_rate_bits_per_s = 0;  // 0: unknown
   CounterRates tx;
 };
 
@@ -153,10 +178,19 @@ std::vector<NicPort> NicPorts(const model::Trace& trace, const std::map<std::str
           kept.rdma = prefix != "net";
           kept.tx = std::move(rates);
         }
+      } else if (IsTxPackets(file)) {
+        p.tx_packets += Clip(RatesOf(*s), span).amount;
       } else if (IsErrorCounter(file, s->unit)) {
-        p.errors += Clip(RatesOf(*s), span).amount;
+        NicCounterGrowth g = Grown(RatesOf(*s), span);
+        if (g.amount <= 0) continue;
+        g.name = file;
+        p.errors += g.amount;
+        p.error_counters.push_back(std::move(g));
       }
     }
+    std::sort(p.error_counters.begin(), p.error_counters.end(),
+              [](const NicCounterGrowth& a, const NicCounterGrowth& b) { return a.name < b.name; });
+    kept.line_rate_bits_per_s = p.line_rate_bits_per_s;
     ports.push_back(std::move(p));
     if (!kept.tx.start.empty()) port_rates->push_back(std::move(kept));
   }
@@ -191,8 +225,8 @@ std::vector<WireBytes> WireAgainstClaimed(const model::Trace& trace,
                                           const std::vector<std::vector<uint8_t>>& in_window,
                                           const std::vector<PortRates>& ports) {
   // The host's ports that carry collectives: RDMA ports when it has any.
-  std::map<std::string, std::vector<const CounterRates*>> rdma, net;
-  for (const PortRates& p : ports) (p.rdma ? rdma : net)[p.host].push_back(&p.tx);
+  std::map<std::string, std::vector<const PortRates*>> rdma, net;
+  for (const PortRates& p : ports) (p.rdma ? rdma : net)[p.host].push_back(&p);
   std::map<std::string, size_t> first_rank;  // host -> index in trace.ranks (lowest rank)
   std::map<std::string, int> ranks_on_host;
   for (size_t i = 0; i < trace.ranks.size(); ++i) {
@@ -209,17 +243,21 @@ std::vector<WireBytes> WireAgainstClaimed(const model::Trace& trace,
       if (index < in_window.size() && i < in_window[index].size() && !in_window[index][i]) continue;
       if (c.end[i] <= c.start[i] || c.bytes[i] < 0) continue;
       // Only collectives inside the sampled time: outside it the NIC bytes are unknown, not 0.
-      double wire = 0;
-      bool covered = false;
-      for (const CounterRates* tx : host_ports) {
-        if (tx->start.front() > c.start[i] || tx->end.back() < c.end[i]) continue;
+      double wire = 0, line_bits_per_s = 0;
+      bool covered = false, line_known = true;
+      for (const PortRates* port : host_ports) {
+        const CounterRates& tx = port->tx;
+        if (tx.start.front() > c.start[i] || tx.end.back() < c.end[i]) continue;
         covered = true;
-        wire += AmountBetween(*tx, c.start[i], c.end[i]);
+        wire += AmountBetween(tx, c.start[i], c.end[i]);
+        line_bits_per_s += port->line_rate_bits_per_s;
+        line_known &= port->line_rate_bits_per_s > 0;
       }
       if (!covered) continue;
       const std::string group = c.group[i] < r.groups.size() ? r.groups[c.group[i]].name : "";
       const auto [lo, hi] = SizeBucket(c.bytes[i]);
       WireBytes& b = buckets[{group, c.op[i], lo}];
+      const bool first = b.count == 0;
       b.group = group;
       b.op = c.op[i];
       b.size_lo = lo;
@@ -227,10 +265,181 @@ std::vector<WireBytes> WireAgainstClaimed(const model::Trace& trace,
       ++b.count;
       b.claimed_bytes += static_cast<double>(c.bytes[i]) * ranks_on_host[host];
       b.wire_bytes += wire;
+      // One collective whose ports' line rate is unknown makes the bucket's unknown.
+      const model::TimeNs duration = c.end[i] - c.start[i];
+      const bool line_was_known = first || b.line_bytes > 0;
+      b.collective_ns += duration;
+      b.line_bytes = line_known && line_was_known
+                         ? b.line_bytes + static_cast<double>(duration) * 1e-9 * line_bits_per_s / 8
+                         : 0;
     }
   }
   std::vector<WireBytes> out;
   for (auto& [key, b] : buckets) out.push_back(std::move(b));
+  return out;
+}
+
+// ---- Findings: ports whose error, retransmit or drop counters grew -----------------------
+
+enum class Trouble { kLink, kRetransmit, kDrop, kError };
+
+struct CounterWords {
+  const char* counter;
+  const char* words;
+  Trouble trouble;
+};
+
+// Plain words for the counters of sysfs that engineers meet most (EFA hw_counters, the
+// InfiniBand PMA, mlx5 hw_counters, /sys/class/net statistics).
+constexpr CounterWords kCounterWords[] = {
+    {"link_downed", "the link went down", Trouble::kLink},
+    {"link_error_recovery", "the link retrained after errors", Trouble::kLink},
+    {"symbol_error", "bit errors on the wire", Trouble::kLink},
+    {"local_link_integrity_errors", "link integrity errors", Trouble::kLink},
+    {"port_rcv_errors", "malformed packets received", Trouble::kError},
+    {"port_rcv_remote_physical_errors", "packets that arrived marked bad upstream", Trouble::kLink},
+    {"port_rcv_switch_relay_errors", "packets the switch could not relay", Trouble::kDrop},
+    {"port_xmit_discards", "packets discarded on send", Trouble::kDrop},
+    {"excessive_buffer_overrun_errors", "receive buffer overruns", Trouble::kDrop},
+    {"VL15_dropped", "management packets dropped", Trouble::kDrop},
+    {"rx_errors", "receive errors", Trouble::kError},
+    {"tx_errors", "send errors", Trouble::kError},
+    {"rx_dropped", "received packets dropped", Trouble::kDrop},
+    {"tx_dropped", "packets dropped on send", Trouble::kDrop},
+    {"rx_drops", "received packets dropped", Trouble::kDrop},
+    {"retrans_pkts", "packets resent", Trouble::kRetransmit},
+    {"retrans_timeout_events", "resend timeouts: the traffic moved to another path", Trouble::kRetransmit},
+    {"unresponsive_remote_events", "times a peer stopped answering", Trouble::kRetransmit},
+    {"impaired_remote_conn_events", "connections to a peer slowed to a reduced rate", Trouble::kRetransmit},
+    {"rdma_read_wr_err", "RDMA reads that failed", Trouble::kError},
+    {"rdma_write_wr_err", "RDMA writes that failed", Trouble::kError},
+    {"rnr_nak_retry_err", "sends that ran out of retries: the receiver had no buffer posted", Trouble::kRetransmit},
+    {"local_ack_timeout_err", "sends that ran out of retries waiting for an ack", Trouble::kRetransmit},
+    {"packet_seq_err", "packet sequence errors", Trouble::kRetransmit},
+    {"out_of_sequence", "packets received out of order: some were lost on the way", Trouble::kRetransmit},
+    {"duplicate_request", "duplicate requests: the peer resent", Trouble::kRetransmit},
+    {"roce_adp_retrans", "adaptive resends", Trouble::kRetransmit},
+    {"out_of_buffer", "packets dropped: no receive buffer posted", Trouble::kDrop},
+};
+
+const CounterWords* WordsFor(const std::string& counter) {
+  for (const CounterWords& w : kCounterWords)
+    if (counter == w.counter) return &w;
+  return nullptr;
+}
+
+Trouble TroubleOf(const std::string& counter) {
+  if (const CounterWords* w = WordsFor(counter)) return w->trouble;
+  for (const char* word : {"retrans", "retry", "duplicate", "out_of_sequence"})
+    if (counter.find(word) != std::string::npos) return Trouble::kRetransmit;
+  for (const char* word : {"drop", "discard", "out_of_buffer"})
+    if (counter.find(word) != std::string::npos) return Trouble::kDrop;
+  for (const char* word : {"downed", "link", "symbol"})
+    if (counter.find(word) != std::string::npos) return Trouble::kLink;
+  return Trouble::kError;
+}
+
+std::string Printf(const char* format, double a, double b = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), format, a, b);
+  return buf;
+}
+
+std::string KindLabel(const std::string& kind) {
+  if (kind == "efa") return "EFA";
+  if (kind == "infiniband") return "InfiniBand";
+  if (kind == "roce") return "RoCE";
+  if (kind == "ethernet") return "Ethernet";
+  return "RDMA";
+}
+
+// "retrans_pkts +12 (packets resent, 0.02% of the 60000 sent)"
+std::string CounterPhrase(const NicCounterGrowth& g, const NicPort& p) {
+  std::string s = g.name + Printf(" +%.0f", g.amount) + (g.lower_bound ? " or more" : "");
+  std::string words;
+  if (const CounterWords* w = WordsFor(g.name)) words = w->words;
+  if (g.name == "retrans_pkts" && p.tx_packets > 0)
+    words += Printf(", %.2g%% of the %.0f sent", 100.0 * g.amount / p.tx_packets, p.tx_packets);
+  if (g.lower_bound) words += std::string(words.empty() ? "" : "; ") + "the counter saturated";
+  return words.empty() ? s : s + " (" + words + ")";
+}
+
+// What the worst kind of trouble means, for someone who has not met these counters.
+std::string Hint(const NicPort& p) {
+  bool link = false, retransmit = false, drop = false;
+  for (const NicCounterGrowth& g : p.error_counters) {
+    const Trouble t = TroubleOf(g.name);
+    link |= t == Trouble::kLink;
+    retransmit |= t == Trouble::kRetransmit;
+    drop |= t == Trouble::kDrop;
+  }
+  if (link)
+    return " Link downs, retraining and bit errors point at the physical link: the cable, the transceiver "
+           "or the switch port.";
+  if (retransmit && p.kind == "efa")
+    return " EFA resends lost packets itself (its SRD protocol), so the job went on; each resend means a "
+           "packet was lost or dropped in the fabric (congestion or a faulty link) and costs bandwidth and "
+           "latency.";
+  if (retransmit)
+    return " Resends mean packets were lost or dropped in the fabric (congestion or a faulty link); each "
+           "costs bandwidth and latency.";
+  if (drop)
+    return " Drops and discards mean a receive queue or the fabric ran out of buffer (congestion, or a "
+           "receiver that does not keep up).";
+  return "";
+}
+
+// The profiler steps of |r| that [from, to] overlaps, first and last; -1 when none.
+std::pair<int64_t, int64_t> StepsOverlapping(const model::RankTrace& r, model::TimeNs from, model::TimeNs to) {
+  int64_t first = -1, last = -1;
+  for (const model::ProfilerStep& st : r.steps) {
+    if (st.end <= from || st.start >= to) continue;
+    if (first < 0) first = st.number;
+    last = st.number;
+  }
+  return {first, last};
+}
+
+std::vector<NicFinding> NicFindings(const model::Trace& trace, const std::vector<NicPort>& nics) {
+  std::map<std::string, model::TimeNs> first_reading;  // host -> its first NIC reading
+  for (const model::CounterSeries& c : trace.counters) {
+    if (c.owner != model::CounterOwner::kNic || c.time.empty()) continue;
+    auto [it, added] = first_reading.emplace(c.host, c.time.front());
+    if (!added) it->second = std::min(it->second, c.time.front());
+  }
+  std::map<std::string, const model::RankTrace*> lowest_rank;  // ranks are in rank order
+  for (const model::RankTrace& r : trace.ranks) lowest_rank.emplace(r.hostname, &r);
+
+  std::vector<NicFinding> out;
+  for (size_t i = 0; i < nics.size(); ++i) {
+    const NicPort& p = nics[i];
+    if (p.error_counters.empty()) continue;
+    NicFinding f;
+    f.port = i;
+    f.first_from = p.error_counters.front().first_from;
+    f.first_to = p.error_counters.front().first_to;
+    std::string counters;
+    for (const NicCounterGrowth& g : p.error_counters) {
+      f.first_from = std::min(f.first_from, g.first_from);
+      f.first_to = std::min(f.first_to, g.first_to);
+      counters += (counters.empty() ? "" : ", ") + CounterPhrase(g, p);
+    }
+    const auto reading = first_reading.find(p.host);
+    f.since_first_reading = reading == first_reading.end() ? 0 : f.first_from - reading->second;
+    if (const auto r = lowest_rank.find(p.host); r != lowest_rank.end())
+      std::tie(f.step_first, f.step_last) = StepsOverlapping(*r->second, f.first_from, f.first_to);
+    std::string when =
+        Printf("between %.3f s and %.3f s after the host's first NIC counter reading",
+               static_cast<double>(f.since_first_reading) * 1e-9,
+               static_cast<double>(f.since_first_reading + f.first_to - f.first_from) * 1e-9);
+    if (f.step_first >= 0)
+      when += f.step_first == f.step_last ? ", in profiler step " + std::to_string(f.step_first)
+                                          : ", in profiler steps " + std::to_string(f.step_first) + " to " +
+                                                std::to_string(f.step_last);
+    f.text = "Host " + p.host + ", NIC port " + p.device + " (" + KindLabel(p.kind) + "): " + counters +
+             " in the analyzed window. The first increase came " + when + "." + Hint(p);
+    out.push_back(std::move(f));
+  }
   return out;
 }
 
@@ -266,6 +475,7 @@ CounterAnalysis AnalyzeCounters(const model::Trace& trace,
   for (const model::CounterSeries& s : trace.counters)
     AddGpuMetric(s, -1, s.host, SpanOf(spans, s.host), &out.gpu_metrics);
   out.wire = WireAgainstClaimed(trace, in_window, port_rates);
+  out.findings = NicFindings(trace, out.nics);
   return out;
 }
 

@@ -6,10 +6,18 @@
 // NIC ports: a port's series are grouped by (host, device); the series name's prefix
 // ("efa.", "ib.", "roce.", "net.", "rdma.") gives the kind. Bytes come from the tx and rx
 // data counters (tx_bytes/rx_bytes, or the PMA port_xmit_data/port_rcv_data in 4-byte
-// units) through RatesOf, so wraps, resets and gaps are handled there. Errors are the sum
-// of the amounts of the counters that count errors, retransmits, drops, discards and
-// timeouts (not their byte counters). The line rate is the port's "<kind>.link_rate"
-// gauge (bits/s), its largest reading.
+// units) through RatesOf, so wraps, resets and gaps are handled there. The line rate is
+// the port's "<kind>.link_rate" gauge (bits/s), its largest reading.
+//
+// Errors: the counters that count errors, retransmits, drops, discards, timeouts, link
+// downs and impaired or unresponsive peers (events, not their byte counters; the word
+// list is IsErrorCounter in nic_analysis.cc). They are events, not a flow: an interval
+// that overlaps the window counts whole, since its increase may have come at any moment
+// inside it. Each counter that grew is kept by name with the sampling interval of its
+// first increase; a port with any is one NicFinding (warning severity): host, device,
+// which counters and how many, when the first increase came (the interval, from the
+// host's first counter reading, and the profiler steps of the host's lowest rank it
+// overlaps), in plain words.
 //
 // The window: when any rank of a host had its GPU activities filtered (ProfilerStep
 // window), that host's counters are clipped to [first selected activity start, last
@@ -28,6 +36,11 @@
 // (nccl-tests size) times the ranks on that host. The ratio is wire / claimed; traffic of
 // other work on the same NIC during a collective counts as wire bytes. Collectives outside
 // the time the host's data counters cover are left out (their NIC bytes are unknown).
+// The NIC rate of a bucket is its wire bytes over the summed GPU duration of its
+// collectives (on the representative ranks, so a time-weighted mean over hosts; a
+// collective's duration includes any wait for its peers); its line rate is the same
+// time-weighted mean of the summed line rates of the ports counted for each collective,
+// unknown when any of them has none.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +53,15 @@
 
 namespace commlens::analysis {
 
+// An error, retransmit or drop counter of a port that grew in the window.
+struct NicCounterGrowth {
+  std::string name;           // the counter: "rx_errors", "link_downed", "retrans_pkts"
+  double amount = 0;          // its growth in the window (> 0)
+  bool lower_bound = false;   // it sat at its saturating maximum at times: at least |amount|
+  model::TimeNs first_from = 0;  // the sampling interval in which it first grew
+  model::TimeNs first_to = 0;
+};
+
 struct NicPort {
   std::string host;
   std::string device;  // "rdmap16s27:1", "mlx5_0:1", "eth0"
@@ -48,6 +70,8 @@ struct NicPort {
   double rx_bytes = 0;
   uint64_t samples = 0;            // readings of the tx (else rx) data counter in the window
   double errors = 0;               // sum over the error, retransmit and drop counters
+  std::vector<NicCounterGrowth> error_counters;  // those of them that grew, in name order
+  double tx_packets = 0;           // sent, from the tx packet counter; 0: none recorded
   double peak_tx_bytes_per_s = 0;  // largest rate of one sampling interval
   double peak_rx_bytes_per_s = 0;
   double mean_tx_bytes_per_s = 0;  // bytes over the time the intervals with an amount cover
@@ -79,13 +103,43 @@ struct WireBytes {
   uint64_t count = 0;  // collectives (one rank per host)
   double claimed_bytes = 0;
   double wire_bytes = 0;
+  model::TimeNs collective_ns = 0;  // summed GPU duration of those collectives
+  // Sum over those collectives of duration x summed line rate of the ports counted, in
+  // bytes: what the ports could have sent; 0 when a port counted has no line rate.
+  double line_bytes = 0;
   double ratio() const { return claimed_bytes > 0 ? wire_bytes / claimed_bytes : 0; }
+  // NIC tx bytes per second while the collectives ran; 0: no duration.
+  double wire_bytes_per_s() const {
+    return collective_ns > 0 ? wire_bytes / (static_cast<double>(collective_ns) * 1e-9) : 0;
+  }
+  // Time-weighted line rate of the ports counted, bits/s; 0: unknown.
+  double line_rate_bits_per_s() const {
+    return collective_ns > 0 ? 8 * line_bytes / (static_cast<double>(collective_ns) * 1e-9) : 0;
+  }
+  bool line_rate_known() const { return line_bytes > 0; }
+  // wire_bytes_per_s() as a share of line_rate_bits_per_s(), 0..1; 0 also when unknown.
+  double line_share() const { return line_bytes > 0 ? wire_bytes / line_bytes : 0; }
+};
+
+// A port whose error, retransmit or drop counters grew in the window.
+struct NicFinding {
+  static constexpr const char* kSeverity = "warning";
+  size_t port = 0;  // index in CounterAnalysis::nics
+  // The sampling interval that holds the port's first increase: the earliest start and
+  // the earliest end among its counters' first intervals.
+  model::TimeNs first_from = 0;
+  model::TimeNs first_to = 0;
+  model::TimeNs since_first_reading = 0;  // first_from after the host's first NIC reading
+  int64_t step_first = -1;  // ProfilerStep#N of the host's lowest rank that the interval
+  int64_t step_last = -1;   // overlaps, first and last; -1: none
+  std::string text;         // the finding in plain words, one paragraph
 };
 
 struct CounterAnalysis {
   std::vector<NicPort> nics;           // by host, then device
   std::vector<GpuMetric> gpu_metrics;  // rank series by rank, then host series
   std::vector<WireBytes> wire;         // buckets with at least one collective
+  std::vector<NicFinding> findings;    // ports whose error counters grew, in nics order
   bool empty() const { return nics.empty() && gpu_metrics.empty(); }
 };
 

@@ -132,6 +132,17 @@ json ClockJson(const model::ClockAlignment& c) {
 // bytes/s -> Gb/s (10^9 bits per second, as line rates are given)
 double Gbps(double bytes_per_s) { return bytes_per_s * 8e-9; }
 
+json ErrorCountersJson(const analysis::NicPort& n) {
+  json arr = json::array();
+  for (const auto& g : n.error_counters)
+    arr.push_back({{"name", g.name},
+                   {"amount", g.amount},
+                   {"lower_bound", g.lower_bound},
+                   {"first_from_us", Us(g.first_from)},
+                   {"first_to_us", Us(g.first_to)}});
+  return arr;
+}
+
 json NicsJson(const std::vector<analysis::NicPort>& nics) {
   json arr = json::array();
   for (const auto& n : nics) {
@@ -144,6 +155,7 @@ json NicsJson(const std::vector<analysis::NicPort>& nics) {
                    {"rx_bytes", n.rx_bytes},
                    {"samples", n.samples},
                    {"errors", n.errors},
+                   {"error_counters", ErrorCountersJson(n)},
                    {"peak_tx_gbps", Gbps(n.peak_tx_bytes_per_s)},
                    {"peak_rx_gbps", Gbps(n.peak_rx_bytes_per_s)},
                    {"mean_tx_gbps", Gbps(n.mean_tx_bytes_per_s)},
@@ -182,7 +194,30 @@ json WireJson(const std::vector<analysis::WireBytes>& wire) {
                    {"count", w.count},
                    {"claimed_bytes", w.claimed_bytes},
                    {"wire_bytes", w.wire_bytes},
-                   {"wire_to_claimed", w.ratio()}});
+                   {"wire_to_claimed", w.ratio()},
+                   {"collective_us", Us(w.collective_ns)},
+                   {"wire_gbps", Gbps(w.wire_bytes_per_s())},
+                   {"line_rate_gbps", w.line_rate_known() ? json(w.line_rate_bits_per_s() * 1e-9) : json(nullptr)},
+                   {"wire_line_pct", w.line_rate_known() ? json(Round2(100.0 * w.line_share())) : json(nullptr)}});
+  return arr;
+}
+
+json NicFindingsJson(const analysis::CounterAnalysis& c) {
+  json arr = json::array();
+  for (const auto& f : c.findings) {
+    const analysis::NicPort& n = c.nics[f.port];
+    arr.push_back({{"severity", analysis::NicFinding::kSeverity},
+                   {"host", n.host},
+                   {"device", n.device},
+                   {"kind", n.kind},
+                   {"counters", ErrorCountersJson(n)},
+                   {"first_increase", {{"from_us", Us(f.first_from)},
+                                       {"to_us", Us(f.first_to)},
+                                       {"since_first_reading_us", Us(f.since_first_reading)},
+                                       {"step_first", f.step_first < 0 ? json(nullptr) : json(f.step_first)},
+                                       {"step_last", f.step_last < 0 ? json(nullptr) : json(f.step_last)}}},
+                   {"text", f.text}});
+  }
   return arr;
 }
 
@@ -372,6 +407,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   if (!job.counters.nics.empty()) {
     doc["nics"] = NicsJson(job.counters.nics);
     doc["nic_wire_bytes"] = WireJson(job.counters.wire);
+    doc["nic_findings"] = NicFindingsJson(job.counters);
   }
   if (!job.counters.gpu_metrics.empty()) doc["gpu_metrics"] = GpuMetricsJson(job.counters.gpu_metrics);
   return doc;

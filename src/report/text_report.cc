@@ -340,21 +340,29 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
     if (c.nics.size() > opt.max_rows)
       *out += fmt::format("... {} more ports (--json has all)\n", c.nics.size() - opt.max_rows);
     *out += "  peak and line rate in Gb/s; errors: error, retransmit and drop counters summed.\n";
+    for (size_t i = 0; i < c.findings.size() && i < opt.max_rows; ++i)
+      *out += fmt::format("{}: {}\n", analysis::NicFinding::kSeverity, c.findings[i].text);
+    if (c.findings.size() > opt.max_rows)
+      *out += fmt::format("... {} more ports with errors (--json nic_findings has all)\n",
+                          c.findings.size() - opt.max_rows);
   }
   if (!c.wire.empty()) {
-    *out += fmt::format("\n{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6}\n", "group", "op", "size", "count",
-                        "claimed", "NIC tx", "ratio");
+    *out += fmt::format("\n{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6} {:>11} {:>8}\n", "group", "op", "size",
+                        "count", "claimed", "NIC tx", "ratio", "tx Gb/s", "of line");
     for (size_t i = 0; i < c.wire.size() && i < opt.max_rows; ++i) {
       const analysis::WireBytes& w = c.wire[i];
-      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6.2f}\n", Cut(w.group, 14),
+      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6.2f} {:>11.2f} {:>8}\n", Cut(w.group, 14),
                           model::CommOpName(w.op), w.size_lo < 0 ? "?" : FormatBytes(w.size_lo), w.count,
                           FormatBytes(static_cast<int64_t>(w.claimed_bytes)),
-                          FormatBytes(static_cast<int64_t>(w.wire_bytes)), w.ratio());
+                          FormatBytes(static_cast<int64_t>(w.wire_bytes)), w.ratio(), w.wire_bytes_per_s() * 8e-9,
+                          w.line_rate_known() ? Pct(100.0 * w.line_share()) : std::string("?"));
     }
     if (c.wire.size() > opt.max_rows)
       *out += fmt::format("... {} more rows (--json has all)\n", c.wire.size() - opt.max_rows);
     *out += "  NIC tx bytes during the collectives of one rank per host, against their bytes times\n"
-            "  the host's ranks (the counter interpolated between samples; docs/json-report.md).\n";
+            "  the host's ranks (the counter interpolated between samples; docs/json-report.md);\n"
+            "  tx Gb/s: those bytes over the collectives' summed GPU time; of line: against the\n"
+            "  summed line rate of the ports counted (? when a port's is unknown).\n";
   }
   if (!c.gpu_metrics.empty()) {
     struct Acc {

@@ -24,6 +24,7 @@ constexpr double kMinComputeImbalance = 0.05;
 constexpr TimeNs kMinSkew = 50'000;
 constexpr double kMaxBenchFraction = 0.6;
 constexpr double kMinCollectiveShare = 0.1;
+constexpr size_t kMaxNicFindings = 5;  // ports named one by one; the rest in one line
 
 // A duration as the page writes it (text_report's FormatDuration, with the micro sign).
 std::string Dur(double ns) {
@@ -133,6 +134,31 @@ void Hangs(const FindingsInput& in, std::vector<Finding>* out) {
     if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
     out->push_back({h.desync ? "desync" : "hang", text + ".", "crossrank", 0.0, true});
   }
+}
+
+// NIC ports whose error, retransmit or drop counters grew (the analysis words them). No
+// cost per step: what a resend or a retrained link cost the job is not in the counters.
+// The ports with the most events first; past kMaxNicFindings, one line counts the rest.
+void NicErrors(const FindingsInput& in, std::vector<Finding>* out) {
+  const analysis::CounterAnalysis& c = in.job.counters;
+  std::vector<const analysis::NicFinding*> found;
+  for (const analysis::NicFinding& f : c.findings) found.push_back(&f);
+  std::stable_sort(found.begin(), found.end(), [&](const auto* a, const auto* b) {
+    return c.nics[a->port].errors > c.nics[b->port].errors;
+  });
+  for (size_t i = 0; i < found.size() && i < kMaxNicFindings; ++i)
+    out->push_back({"nic_errors", found[i]->text, "counters", 0.0});
+  if (found.size() <= kMaxNicFindings) return;
+  std::vector<std::string> hosts;
+  for (size_t i = kMaxNicFindings; i < found.size(); ++i) hosts.push_back(c.nics[found[i]->port].host);
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  out->push_back({"nic_errors",
+                  fmt::format("{} more NIC ports had error, retransmit or drop counters grow, on {} {}; "
+                              "commlens analyze --json lists every one under nic_findings.",
+                              found.size() - kMaxNicFindings, hosts.size() == 1 ? "host" : "hosts",
+                              Join(hosts, 4)),
+                  "counters", 0.0});
 }
 
 // A group's collectives against themselves while another group's ran on the same rank.
@@ -325,8 +351,9 @@ void BenchGap(const FindingsInput& in, std::vector<Finding>* out) {
 
 using Rule = void (*)(const FindingsInput&, std::vector<Finding>*);
 // Every rule, in no particular order: the findings are sorted by cost.
-constexpr Rule kRules[] = {Stragglers, Hangs,    Contention, PipelineBubble, ClockAlignment, ExposedComm,
-                           Idle,       ComputeImbalance, Skew, BenchGap,       BusiestCollective};
+// Findings of equal cost keep this order (NIC errors before the evidence without a cost).
+constexpr Rule kRules[] = {Stragglers, Hangs, NicErrors, Contention, PipelineBubble, ClockAlignment, ExposedComm,
+                           Idle, ComputeImbalance, Skew, BenchGap, BusiestCollective};
 
 }  // namespace
 
