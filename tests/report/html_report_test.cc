@@ -216,7 +216,9 @@ TEST(HtmlReport, MedianStepAndExactTimeline) {
     for (const auto& ra : a.job.ranks) {
       if (ra.trace->rank != r.rank) continue;
       for (const auto& s : ra.time.steps)
-        if (s.number == step) EXPECT_EQ(compute, s.time.compute) << "rank " << r.rank;
+        if (s.number == step) {
+          EXPECT_EQ(compute, s.time.compute) << "rank " << r.rank;
+        }
     }
   }
 }

@@ -180,7 +180,7 @@ size_t LaunchedInStep(const model::RankTrace& r, int64_t number) {
 // grouped send/receive it is made of, so collectives are compared by kernel time.
 TEST(NsysImport, SamePictureAsKineto) {
   const std::string two_gpu = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/nsys-2gpu/";
-  for (const std::string w : {kSamples + "ddp", kSamples + "moe", two_gpu + "ddp", two_gpu + "moe"}) {
+  for (const std::string& w : {kSamples + "ddp", kSamples + "moe", two_gpu + "ddp", two_gpu + "moe"}) {
     const std::string parent = w.substr(0, w.rfind('/') + 1), name = w.substr(w.rfind('/') + 1);
     auto nsys = LoadTrace({w}, {});
     auto kineto = LoadTrace({parent + "kineto/" + name}, {});
@@ -202,7 +202,9 @@ TEST(NsysImport, SamePictureAsKineto) {
                   one_rank ? 0.0 : 0.01 * launched)
           << w << " step " << s.number;
       EXPECT_NEAR(n.compute, s.mean.compute, 0.10 * s.mean.compute) << w << " step " << s.number;
-      if (one_rank) EXPECT_NEAR(n.comm, s.mean.comm, 0.10 * s.mean.comm + 1000) << w << " step " << s.number;
+      if (one_rank) {
+        EXPECT_NEAR(n.comm, s.mean.comm, 0.10 * s.mean.comm + 1000) << w << " step " << s.number;
+      }
     }
   }
 }
@@ -368,7 +370,9 @@ TEST(NsysImport, TwoRanksOfOneJob) {
   EXPECT_EQ(matched, collectives);
   // The all-to-all's send size is now n x NCCL's per-peer size.
   for (size_t i = 0; i < trace.ranks[0].comms.size(); ++i)
-    if (trace.ranks[0].comms.op[i] == model::CommOp::kAllToAll) EXPECT_EQ(trace.ranks[0].comms.bytes[i] % 2, 0);
+    if (trace.ranks[0].comms.op[i] == model::CommOp::kAllToAll) {
+      EXPECT_EQ(trace.ranks[0].comms.bytes[i] % 2, 0);
+    }
 }
 
 // An export whose NCCL ranges carry no payload takes its rank from the launcher variables
