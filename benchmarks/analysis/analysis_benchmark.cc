@@ -114,7 +114,35 @@ void BM_CrossRank(benchmark::State& state) {
   state.counters["bytes_per_op"] = static_cast<double>(extra) / static_cast<double>(std::max<uint64_t>(ops, 1));
 }
 
+// The same job with one kernel per rank stretched over the whole run (a hung collective's
+// kernel runs until the job is killed): the stretch queries must not scan every activity
+// that started before them.
+void BM_CrossRankWithALongKernel(benchmark::State& state) {
+  static commlens::model::Trace* stretched = [] {
+    auto loaded = commlens::importers::LoadTrace({g_traces}, {});
+    auto* t = new commlens::model::Trace(std::move(loaded).value());
+    for (auto& r : t->ranks) {
+      if (r.gpu.size() == 0) continue;
+      commlens::model::TimeNs last = 0;
+      for (commlens::model::TimeNs e : r.gpu.end) last = std::max(last, e);
+      r.gpu.end[0] = last;
+    }
+    return t;
+  }();
+  const auto& t = *stretched;
+  commlens::analysis::JobAnalysis job = commlens::analysis::Analyze(t, {});
+  std::vector<std::vector<uint8_t>> in_window;
+  std::vector<const commlens::analysis::RankTimeBreakdown*> times;
+  for (size_t r = 0; r < t.ranks.size(); ++r) {
+    in_window.push_back(commlens::analysis::OpsInWindow(t.ranks[r], job.ranks[r].window));
+    times.push_back(&job.ranks[r].time);
+  }
+  for (auto _ : state)
+    benchmark::DoNotOptimize(commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives).summary.size());
+}
+
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CrossRankWithALongKernel)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CrossRank)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -1,7 +1,7 @@
 // What a rank's GPU did in a stretch of time [lo, hi): compute kernel time, communication
 // of other process groups, and idle time (no GPU activity at all), each clipped to the
-// stretch. Rows are found by binary search on the start-sorted activities, so a query
-// costs the rows it overlaps.
+// stretch. Rows are found by binary search on the start-sorted activities (long ones
+// apart, below), so a query costs about the rows it overlaps.
 #pragma once
 
 #include <algorithm>
@@ -22,9 +22,23 @@ struct Stretch {
 
 class GpuStretches {
  public:
+  // A query looks back from |lo| only as far as the longest short activity (at most
+  // kShort); the few longer ones (a hung collective's kernel runs for seconds) are kept
+  // apart, so one of them costs one extra row per query instead of a scan of everything
+  // it spans. Memory: an index per long activity only.
+  static constexpr model::TimeNs kShort = 1'000'000;  // 1 ms
+
   explicit GpuStretches(const model::RankTrace& rank) : rank_(rank) {
-    for (size_t i = 0; i < rank.gpu.size(); ++i)
-      longest_ = std::max(longest_, rank.gpu.end[i] - rank.gpu.start[i]);
+    const model::GpuActivities& g = rank.gpu;
+    for (uint32_t i = 0; i < g.size(); ++i) {
+      const model::TimeNs d = g.end[i] - g.start[i];
+      if (d > kShort) {
+        long_rows_.push_back(i);
+        longest_long_ = std::max(longest_long_, d);
+      } else {
+        longest_short_ = std::max(longest_short_, d);
+      }
+    }
   }
 
   // |own_group|: the job group whose communication is not "other". |on_compute| is
@@ -35,9 +49,19 @@ class GpuStretches {
     if (hi <= lo) return s;
     s.length = hi - lo;
     const model::GpuActivities& g = rank_.gpu;
-    auto first = std::lower_bound(g.start.begin(), g.start.end(), lo - longest_);
+    // The rows that overlap [lo, hi), in start order (row order is start order): short
+    // ones from the start-sorted table, long ones from their own list.
+    rows_.clear();
+    const auto first = std::lower_bound(g.start.begin(), g.start.end(), lo - longest_short_);
+    for (size_t i = static_cast<size_t>(first - g.start.begin()); i < g.size() && g.start[i] < hi; ++i)
+      if (g.end[i] > lo && g.end[i] - g.start[i] <= kShort) rows_.push_back(static_cast<uint32_t>(i));
+    const auto first_long = std::lower_bound(long_rows_.begin(), long_rows_.end(), lo - longest_long_,
+                                             [&](uint32_t row, model::TimeNs t) { return g.start[row] < t; });
+    for (auto it = first_long; it != long_rows_.end() && g.start[*it] < hi; ++it)
+      if (g.end[*it] > lo) rows_.push_back(*it);
+    if (!long_rows_.empty()) std::sort(rows_.begin(), rows_.end());
     model::TimeNs covered_to = lo, busy = 0;
-    for (size_t i = static_cast<size_t>(first - g.start.begin()); i < g.size() && g.start[i] < hi; ++i) {
+    for (uint32_t i : rows_) {
       const model::TimeNs a = std::max(g.start[i], lo), b = std::min(g.end[i], hi);
       if (b <= a) continue;
       if (b > covered_to) busy += b - std::max(a, covered_to), covered_to = b;
@@ -58,7 +82,9 @@ class GpuStretches {
 
  private:
   const model::RankTrace& rank_;
-  model::TimeNs longest_ = 0;
+  std::vector<uint32_t> long_rows_;  // activities longer than kShort, in start order
+  model::TimeNs longest_short_ = 0, longest_long_ = 0;
+  mutable std::vector<uint32_t> rows_;  // scratch of Measure: one object per thread
 };
 
 }  // namespace commlens::analysis
