@@ -7,7 +7,8 @@ For each trace directory it runs, in one process each and in the same run:
     microseconds) and once with HTA_DISABLE_NS_ROUNDING=1 (nanosecond timestamps);
   - commlens analyze --json.
 It prints the per-rank columns side by side, the largest difference, and the wall time
-and peak memory of each tool. It exits 1 when commlens and HTA (nanosecond mode) differ
+and peak memory of each tool (commlens: the median of --runs runs after an untimed one;
+HTA: one run, 20+ s, whose own spread is far below the ratio's). It exits 1 when commlens and HTA (nanosecond mode) differ
 by more than --tolerance percentage points in any column.
 
 The peak memory is the largest resident set of the process tree's biggest process (GNU
@@ -74,11 +75,19 @@ def hta(hta_src, trace_dir, python, ns_mode):
     return {int(k): v for k, v in result["ranks"].items()}, wall, rss
 
 
-def commlens(binary, trace_dir):
+def commlens(binary, trace_dir, runs):
+    """One untimed run (the files into the page cache, as HTA finds them after it), then
+    |runs| timed ones: the median wall time and the largest peak."""
+    walls, rss = [], 0.0
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        _, wall, rss = run_measured([binary, "analyze", trace_dir, "--json", f.name, "--quiet"])
+        for i in range(runs + 1):
+            _, wall, peak = run_measured([binary, "analyze", trace_dir, "--json", f.name, "--quiet"])
+            if i > 0:
+                walls.append(wall)
+                rss = max(rss, peak)
         doc = json.load(open(f.name))
-    return {r["rank"]: {c: r[c] for c in COLUMNS} for r in doc["ranks"]}, wall, rss
+    walls.sort()
+    return {r["rank"]: {c: r[c] for c in COLUMNS} for r in doc["ranks"]}, walls[len(walls) // 2], rss
 
 
 def diff(a, b):
@@ -94,6 +103,7 @@ def main():
     p.add_argument("--commlens", default="build/src/cli/commlens")
     p.add_argument("--python", default="/usr/bin/python3", help="python with pandas (Debian's)")
     p.add_argument("--tolerance", type=float, default=0.5, help="percentage points")
+    p.add_argument("--runs", type=int, default=5, help="timed commlens runs (the median is reported)")
     p.add_argument("--write-reference", metavar="FILE",
                    help="also write HTA's (ns) numbers as JSON {dir name: {rank: columns}}, "
                         "the form tests/golden/hta_reference.json holds")
@@ -102,7 +112,7 @@ def main():
 
     worst = 0.0
     for trace_dir in args.traces:
-        ours, c_wall, c_rss = commlens(args.commlens, trace_dir)
+        ours, c_wall, c_rss = commlens(args.commlens, trace_dir, args.runs)
         ns, h_wall, h_rss = hta(args.hta_src, trace_dir, args.python, True)
         rounded, hr_wall, _ = hta(args.hta_src, trace_dir, args.python, False)
         reference[os.path.basename(os.path.normpath(trace_dir))] = {str(k): v for k, v in ns.items()}
@@ -115,7 +125,7 @@ def main():
                 d = diff(a, b)
                 worst = max(worst, d)
                 print(f"| {rank} | {c} | {a} | {b} | {r} | {d:.2f} |")
-        print(f"\ncommlens: {c_wall:.2f} s wall, {c_rss:.0f} MiB peak; "
+        print(f"\ncommlens: {c_wall:.3f} s wall (median of {args.runs}), {c_rss:.0f} MiB peak; "
               f"HTA (ns): {h_wall:.2f} s, {h_rss:.0f} MiB peak; HTA (default): {hr_wall:.2f} s; "
               f"speed-up {h_wall / c_wall:.1f}x")
     if args.write_reference:
