@@ -103,6 +103,15 @@ std::string SamplerSummary(const sampler::SamplerReport& r) {
   std::string s =
       fmt::format("; sampler: {} series, {} ticks ({} missed)", r.series, r.ticks, r.missed_ticks);
   if (r.wall_ns >= 1'000'000'000) s += fmt::format(", {:.2f}% of a core", 100.0 * r.CpuShare());
+  // Where it went: the sources whose readings took the most time, with their mean.
+  std::vector<const sampler::SamplerReport::SourceCost*> costly;
+  for (const auto& c : r.sources)
+    if (c.readings > 0) costly.push_back(&c);
+  std::sort(costly.begin(), costly.end(), [](auto* a, auto* b) { return a->total_ns > b->total_ns; });
+  for (size_t i = 0; i < costly.size() && i < 3; ++i)
+    s += fmt::format("{}{} {}/reading", i == 0 ? " (" : ", ", costly[i]->name,
+                     sampler::FormatCostNs(costly[i]->total_ns / costly[i]->readings));
+  if (!costly.empty()) s += ")";
   // The notes (no NVML, devices skipped) are in the file; `commlens analyze` prints them.
   if (!r.notes.empty()) s += fmt::format(", {} note(s) in the samples file", r.notes.size());
   if (r.write_error != 0) s += fmt::format(", write error: {}", std::strerror(r.write_error));

@@ -114,6 +114,7 @@ class GpuSource : public SampleSource {
   }
 
   const std::string& name() const override { return name_; }
+  bool Due(const Tick& tick) const override { return tick.gpu && !gone_ && !metrics_.empty(); }
 
  private:
   // One call per NVML entry point whose metrics are wanted (utilization and the NVLink

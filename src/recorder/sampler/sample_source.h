@@ -32,6 +32,9 @@ class SampleSource {
   virtual void Sample(const Tick& tick, SampleBuffer* out) = 0;
   // "mlx5_0:1", "eth0", "GPU 0": for notes.
   virtual const std::string& name() const = 0;
+  // Whether Sample reads anything at |tick| (GPUs: only at GPU ticks): the sampler
+  // charges a source's time to the readings it made.
+  virtual bool Due(const Tick& tick) const { return true; }
 };
 
 }  // namespace commlens::recorder::sampler

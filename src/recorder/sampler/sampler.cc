@@ -1,5 +1,7 @@
 #include "recorder/sampler/sampler.h"
 
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,7 +111,10 @@ Result<std::unique_ptr<Sampler>> Sampler::Create(SamplerOptions options) {
   if (o.gpus)
     for (auto& gpu : OpenGpuSources(o.nvml_library, &s->notes_)) s->sources_.push_back(std::move(gpu));
   for (const std::string& note : s->notes_) b.Event(p.start_realtime_ns, nf::SamplerEventKind::kNote, 0, 0, note);
-  for (auto& source : s->sources_) source->Define(&b);
+  for (auto& source : s->sources_) {
+    source->Define(&b);
+    s->source_costs_.push_back({source->name(), 0, 0, 0});
+  }
   s->Flush();
   return s;
 }
@@ -126,7 +131,16 @@ void Sampler::Start() {
 // |all|: every group is due (the first and last tick, TickNow's default).
 void Sampler::RunTick(int64_t index, bool all) {
   Tick tick{index, MonotonicNs(), all || index % events_every_ == 0, all || index % gpu_every_ == 0};
-  for (auto& source : sources_) source->Sample(tick, &buffer_);
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    if (!sources_[i]->Due(tick)) continue;
+    const int64_t t0 = MonotonicNs();
+    sources_[i]->Sample(tick, &buffer_);
+    const uint64_t took = static_cast<uint64_t>(MonotonicNs() - t0);
+    SamplerReport::SourceCost& c = source_costs_[i];
+    ++c.readings;
+    c.total_ns += took;
+    c.max_ns = std::max(c.max_ns, took);
+  }
   ++ticks_;
   next_index_ = index + 1;
 }
@@ -216,6 +230,14 @@ void Sampler::Flush() {
   file_->TryHandOver(&handoff_);
 }
 
+std::string FormatCostNs(uint64_t ns) {
+  char buf[32];
+  if (ns < 10'000) std::snprintf(buf, sizeof(buf), "%.2f us", static_cast<double>(ns) / 1e3);
+  else if (ns < 10'000'000) std::snprintf(buf, sizeof(buf), "%.0f us", static_cast<double>(ns) / 1e3);
+  else std::snprintf(buf, sizeof(buf), "%.1f ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
 SamplerReport Sampler::Stop() {
   if (stopped_) return Report();
   if (thread_.joinable()) {
@@ -236,6 +258,12 @@ SamplerReport Sampler::Stop() {
   cpu_ns_ += ThreadCpuNs() - cpu0;
   stop_monotonic_ns_ = MonotonicNs();
   const int64_t now = RealtimeNs();
+  // Where the time went, in the file for whoever reads it later.
+  for (const SamplerReport::SourceCost& c : source_costs_)
+    if (c.readings > 0)
+      buffer_.Event(now, nf::SamplerEventKind::kNote, 0, 0,
+                    "reading " + c.name + " took " + FormatCostNs(c.total_ns / c.readings) + " on average over " +
+                        std::to_string(c.readings) + " readings (longest " + FormatCostNs(c.max_ns) + ")");
   AppendStats(now);
   nf::EndRecord end{now, static_cast<uint32_t>(nf::EndReason::kFinalize), 0};
   buffer_.records().Append(nf::RecordType::kEnd, end);
@@ -265,6 +293,7 @@ SamplerReport Sampler::Report() const {
   r.bytes_written = file_->bytes_written();
   r.write_error = file_->error();
   r.notes = notes_;
+  r.sources = source_costs_;
   return r;
 }
 

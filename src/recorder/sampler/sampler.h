@@ -75,12 +75,25 @@ struct SamplerReport {
   uint64_t bytes_written = 0;
   int write_error = 0;          // errno of a failed write; the file stopped there
   std::vector<std::string> notes;
+  // Per source (NIC port, interface, GPU), what its readings took (wall time inside its
+  // Sample; the calls are syscalls and driver calls, so about its CPU time): where the
+  // sampler's cost goes.
+  struct SourceCost {
+    std::string name;
+    uint64_t readings = 0;
+    uint64_t total_ns = 0;
+    uint64_t max_ns = 0;
+  };
+  std::vector<SourceCost> sources;
 
   // CPU time per tick, both threads.
   double CpuNsPerTick() const;
   // CPU time over wall time: the share of one core the sampler used.
   double CpuShare() const;
 };
+
+// "4.20 us", "1209 us", "12.3 ms": a reading's cost, for notes and summaries.
+std::string FormatCostNs(uint64_t ns);
 
 // "<job>.<host>.samples.cltrace", with characters that cannot be in a file name replaced.
 std::string SamplesFileName(const std::string& job_id, const std::string& hostname);
@@ -145,6 +158,7 @@ class Sampler {
   uint64_t busy_ns_ = 0;
   uint64_t max_tick_ns_ = 0;
   uint64_t max_late_ns_ = 0;
+  std::vector<SamplerReport::SourceCost> source_costs_;  // one per sources_ entry
   uint64_t cpu_ns_ = 0;
 };
 

@@ -100,9 +100,23 @@ TEST(SamplerLoop, AtOneKilohertzReportsItsCost) {
               "max tick %.1f us, max late %.1f us, %llu missed\n",
               r.devices, r.series, r.CpuNsPerTick() / 1e3, 100 * r.CpuShare(), r.max_tick_ns / 1e3,
               r.max_late_ns / 1e3, static_cast<unsigned long long>(r.missed_ticks));
+  // Where the time went: every device read at every tick, its cost summed; the file says
+  // it too, as one note per device.
+  ASSERT_EQ(r.sources.size(), r.devices);
+  uint64_t read_ns = 0;
+  for (const SamplerReport::SourceCost& c : r.sources) {
+    EXPECT_EQ(c.readings, r.ticks) << c.name;
+    EXPECT_GT(c.total_ns, 0u) << c.name;
+    EXPECT_GE(c.total_ns, c.max_ns);
+    read_ns += c.total_ns;
+  }
+  EXPECT_LE(read_ns, static_cast<uint64_t>(r.wall_ns));  // inside the run
   auto t = importers::ImportNativeTrace(path);
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->stats.total(), 0u);
+  size_t cost_notes = 0;
+  for (const std::string& note : t->notes) cost_notes += note.find("on average over") != std::string::npos;
+  EXPECT_EQ(cost_notes, r.sources.size());
 }
 
 // The file is a pipe that nobody reads for a while: the writer thread blocks, the buffer
