@@ -54,6 +54,20 @@ constexpr std::array<MetricInfo, kMetricCount> kMetrics{{
     {"gpu.nvlink_rx", "KiB", true, "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_RX, all links)"},
 }};
 
+// The NVML calls a reading makes; each fills one or two metrics.
+enum Call : size_t { kCallUtilization, kCallMemory, kCallPower, kCallSmClock, kCallMemoryClock, kCallNvLink, kCallCount };
+constexpr std::array<Call, kMetricCount> kCallOf{kCallUtilization, kCallUtilization, kCallMemory,     kCallPower,
+                                                 kCallSmClock,     kCallMemoryClock, kCallNvLink, kCallNvLink};
+constexpr std::array<const char*, kCallCount> kCallName{"utilization", "memory", "power", "SM clock", "memory clock",
+                                                        "NVLink throughput"};
+
+// A call that takes longer than this on average (over its first kProbeReadings) is read
+// at the events rate (1 Hz by default) from then on: on some machines one
+// nvmlDeviceGetUtilizationRates takes milliseconds, and at 10 Hz on 8 GPUs that alone
+// would be a quarter of a core.
+constexpr int64_t kSlowCallNs = 1'000'000;
+constexpr uint64_t kProbeReadings = 5;
+
 class GpuSource : public SampleSource {
  public:
   GpuSource(std::shared_ptr<NvmlSession> session, NvmlDevice device, unsigned index, std::string bus_id)
@@ -63,7 +77,9 @@ class GpuSource : public SampleSource {
     std::array<uint8_t, kMetricCount> ok{};
     int lost = 0;
     want_.fill(1);
-    ReadAll(&values, &ok, &lost);
+    std::array<uint8_t, kCallCount> due;
+    due.fill(1);
+    ReadAll(due, &values, &ok, &lost);
     for (size_t m = 0; m < kMetricCount; ++m) {
       want_[m] = ok[m];  // what NVML did not answer now is not asked again
       if (ok[m]) metrics_.push_back(static_cast<Metric>(m));
@@ -95,9 +111,11 @@ class GpuSource : public SampleSource {
     if (gone_ || metrics_.empty() || !tick.gpu) return;
     std::array<uint64_t, kMetricCount> values{};
     std::array<uint8_t, kMetricCount> ok{};
+    std::array<uint8_t, kCallCount> due;
+    for (size_t c = 0; c < kCallCount; ++c) due[c] = !calls_[c].slow || tick.events;
     int lost = 0;
     const int64_t t0 = RealtimeNs();
-    ReadAll(&values, &ok, &lost);
+    ReadAll(due, &values, &ok, &lost);
     const int64_t t1 = RealtimeNs();
     if (lost) {
       gone_ = true;
@@ -108,18 +126,41 @@ class GpuSource : public SampleSource {
     for (size_t i = 0; i < metrics_.size(); ++i) {
       values_[i] = values[metrics_[i]];
       ok_[i] = ok[metrics_[i]];
-      if (!ok_[i]) out->CountReadError();
+      if (!ok_[i] && due[kCallOf[metrics_[i]]]) out->CountReadError();
     }
     out->SamplesWhereOk(t0 + (t1 - t0) / 2, first_series_, values_, ok_);
+    for (size_t c = 0; c < kCallCount; ++c) {
+      CallCost& cost = calls_[c];
+      if (cost.slow || cost.count < kProbeReadings || cost.total_ns / static_cast<int64_t>(cost.count) <= kSlowCallNs)
+        continue;
+      cost.slow = true;
+      out->Event(t1, nf::SamplerEventKind::kNote, first_series_, static_cast<uint32_t>(metrics_.size()),
+                 name_ + ": NVML's " + kCallName[c] + " call takes " +
+                     FormatCostNs(static_cast<uint64_t>(cost.total_ns) / cost.count) +
+                     ": read at the events rate from now on");
+    }
+  }
+
+  // "utilization 2912 us (1 Hz: slow), memory 6.10 us, ...": the mean cost of each call.
+  std::string CostDetail() const override {
+    std::string out;
+    for (size_t c = 0; c < kCallCount; ++c) {
+      if (calls_[c].count == 0) continue;
+      out += (out.empty() ? "" : ", ") + std::string(kCallName[c]) + " " +
+             FormatCostNs(static_cast<uint64_t>(calls_[c].total_ns) / calls_[c].count) +
+             (calls_[c].slow ? " (slow: read at the events rate)" : "");
+    }
+    return out;
   }
 
   const std::string& name() const override { return name_; }
   bool Due(const Tick& tick) const override { return tick.gpu && !gone_ && !metrics_.empty(); }
 
  private:
-  // One call per NVML entry point whose metrics are wanted (utilization and the NVLink
-  // fields give two values each).
-  void ReadAll(std::array<uint64_t, kMetricCount>* v, std::array<uint8_t, kMetricCount>* ok, int* lost) const {
+  // One call per NVML entry point whose metrics are wanted and |due| (utilization and the
+  // NVLink fields give two values each), each timed into calls_.
+  void ReadAll(const std::array<uint8_t, kCallCount>& due, std::array<uint64_t, kMetricCount>* v,
+               std::array<uint8_t, kMetricCount>* ok, int* lost) {
     const NvmlApi& api = s_->api;
     auto note = [&](int rc) {
       if (rc == topo::kNvmlErrorGpuIsLost) *lost = 1;
@@ -129,23 +170,42 @@ class GpuSource : public SampleSource {
       (*v)[m] = value;
       (*ok)[m] = 1;
     };
-    if (api.utilization && (want_[kUtilization] || want_[kMemoryUtilization])) {
+    auto wanted = [&](Call c) {
+      if (!due[c]) return false;
+      for (size_t m = 0; m < kMetricCount; ++m)
+        if (kCallOf[m] == c && want_[m]) return true;
+      return false;
+    };
+    // Times the call |c| (when wanted and available) into calls_[c].
+    auto timed = [&](Call c, bool available, auto&& read) {
+      if (!available || !wanted(c)) return;
+      const int64_t t0 = MonotonicNs();
+      read();
+      calls_[c].total_ns += MonotonicNs() - t0;
+      ++calls_[c].count;
+    };
+    timed(kCallUtilization, api.utilization != nullptr, [&] {
       topo::NvmlUtilization u{};
       if (note(api.utilization(device_, &u))) {
         set(kUtilization, u.gpu);
         set(kMemoryUtilization, u.memory);
       }
-    }
-    if (api.memory && want_[kMemoryUsed]) {
+    });
+    timed(kCallMemory, api.memory != nullptr, [&] {
       topo::NvmlMemory m{};
       if (note(api.memory(device_, &m))) set(kMemoryUsed, m.used >> 20);
-    }
+    });
     unsigned u32 = 0;
-    if (api.power_mw && want_[kPower] && note(api.power_mw(device_, &u32))) set(kPower, u32);
-    if (api.clock_mhz && want_[kSmClock] && note(api.clock_mhz(device_, topo::kNvmlClockSm, &u32))) set(kSmClock, u32);
-    if (api.clock_mhz && want_[kMemoryClock] && note(api.clock_mhz(device_, topo::kNvmlClockMem, &u32)))
-      set(kMemoryClock, u32);
-    if (api.field_values && (want_[kNvLinkTx] || want_[kNvLinkRx])) {
+    timed(kCallPower, api.power_mw != nullptr, [&] {
+      if (note(api.power_mw(device_, &u32))) set(kPower, u32);
+    });
+    timed(kCallSmClock, api.clock_mhz != nullptr, [&] {
+      if (note(api.clock_mhz(device_, topo::kNvmlClockSm, &u32))) set(kSmClock, u32);
+    });
+    timed(kCallMemoryClock, api.clock_mhz != nullptr, [&] {
+      if (note(api.clock_mhz(device_, topo::kNvmlClockMem, &u32))) set(kMemoryClock, u32);
+    });
+    timed(kCallNvLink, api.field_values != nullptr, [&] {
       topo::NvmlFieldValue f[2]{};
       f[0].field_id = topo::kFieldNvLinkThroughputDataTx;
       f[1].field_id = topo::kFieldNvLinkThroughputDataRx;
@@ -156,8 +216,14 @@ class GpuSource : public SampleSource {
           if (topo::NvmlFieldToU64(f[i], &n)) set(static_cast<Metric>(kNvLinkTx + i), n);
         }
       }
-    }
+    });
   }
+
+  struct CallCost {
+    int64_t total_ns = 0;
+    uint64_t count = 0;
+    bool slow = false;  // read at the events rate
+  };
 
   std::shared_ptr<NvmlSession> s_;
   NvmlDevice device_;
@@ -170,6 +236,7 @@ class GpuSource : public SampleSource {
   bool gone_ = false;
   std::vector<uint64_t> values_;
   std::vector<uint8_t> ok_;
+  std::array<CallCost, kCallCount> calls_{};
 };
 
 }  // namespace

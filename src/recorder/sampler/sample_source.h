@@ -22,6 +22,9 @@ struct Tick {
   bool gpu = true;
 };
 
+// "4.20 us", "1209 us", "12.3 ms": a reading's cost, for notes and summaries.
+std::string FormatCostNs(uint64_t ns);
+
 class SampleSource {
  public:
   virtual ~SampleSource() = default;
@@ -35,6 +38,9 @@ class SampleSource {
   // Whether Sample reads anything at |tick| (GPUs: only at GPU ticks): the sampler
   // charges a source's time to the readings it made.
   virtual bool Due(const Tick& tick) const { return true; }
+  // What its readings' parts cost, for the sampler's note ("utilization 2.91 ms, ..."),
+  // empty when there are no parts to tell apart.
+  virtual std::string CostDetail() const { return {}; }
 };
 
 }  // namespace commlens::recorder::sampler

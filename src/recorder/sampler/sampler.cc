@@ -259,11 +259,15 @@ SamplerReport Sampler::Stop() {
   stop_monotonic_ns_ = MonotonicNs();
   const int64_t now = RealtimeNs();
   // Where the time went, in the file for whoever reads it later.
-  for (const SamplerReport::SourceCost& c : source_costs_)
-    if (c.readings > 0)
-      buffer_.Event(now, nf::SamplerEventKind::kNote, 0, 0,
-                    "reading " + c.name + " took " + FormatCostNs(c.total_ns / c.readings) + " on average over " +
-                        std::to_string(c.readings) + " readings (longest " + FormatCostNs(c.max_ns) + ")");
+  for (size_t i = 0; i < source_costs_.size(); ++i) {
+    const SamplerReport::SourceCost& c = source_costs_[i];
+    if (c.readings == 0) continue;
+    const std::string detail = sources_[i]->CostDetail();
+    buffer_.Event(now, nf::SamplerEventKind::kNote, 0, 0,
+                  "reading " + c.name + " took " + FormatCostNs(c.total_ns / c.readings) + " on average over " +
+                      std::to_string(c.readings) + " readings (longest " + FormatCostNs(c.max_ns) + ")" +
+                      (detail.empty() ? "" : ": " + detail));
+  }
   AppendStats(now);
   nf::EndRecord end{now, static_cast<uint32_t>(nf::EndReason::kFinalize), 0};
   buffer_.records().Append(nf::RecordType::kEnd, end);

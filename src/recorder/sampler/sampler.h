@@ -92,9 +92,6 @@ struct SamplerReport {
   double CpuShare() const;
 };
 
-// "4.20 us", "1209 us", "12.3 ms": a reading's cost, for notes and summaries.
-std::string FormatCostNs(uint64_t ns);
-
 // "<job>.<host>.samples.cltrace", with characters that cannot be in a file name replaced.
 std::string SamplesFileName(const std::string& job_id, const std::string& hostname);
 
