@@ -121,7 +121,7 @@ CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<
       if (w.rank == s.rank) s.matched = w.matched;
   out.hangs = FindHangs(trace, in_window);
   AnalyzeContention(trace, in_window, &out);
-  out.pipeline = DetectPipeline(trace, in_window, times);
+  out.pipeline = DetectPipeline(trace, in_window);
   out.protocols = ProtocolsUsed(trace, in_window, collectives);
   out.summary = Summary(out, collectives, trace.ranks.size(), steps);
   return out;

@@ -30,8 +30,7 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
                                       std::vector<CrossRankStep>* per_step);
 std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window);
 void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, CrossRankAnalysis* out);
-Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
-                        const std::vector<const RankTimeBreakdown*>& times);
+Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window);
 std::vector<ProtocolRow> ProtocolsUsed(const model::Trace& trace, const InWindow& in_window,
                                        const CollectiveAnalysis& collectives);
 

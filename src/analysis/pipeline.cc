@@ -147,30 +147,12 @@ std::vector<Iteration> Iterations(const model::RankTrace& rank, uint32_t r, uint
   return out;
 }
 
-}  // namespace
-
-Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
-                        const std::vector<const RankTimeBreakdown*>& times) {
-  Pipeline p;
-  const model::MatchedOps& m = trace.matched;
-  std::vector<Message> messages;
-  std::vector<uint32_t> members;
-  for (uint32_t k = 0; k < m.size(); ++k) {
-    if (m.kind[k] != model::MatchKind::kP2p) continue;
-    InWindowMembers(trace, in_window, k, &members);
-    if (members.size() != 2) continue;
-    uint32_t send = members[0], recv = members[1];
-    if (trace.ranks[m.rank_index[send]].comms.op[m.row[send]] != model::CommOp::kSend) std::swap(send, recv);
-    const model::RankTrace& sender = trace.ranks[m.rank_index[send]];
-    const model::RankTrace& receiver = trace.ranks[m.rank_index[recv]];
-    messages.push_back({m.rank_index[send], m.rank_index[recv], m.row[send], m.row[recv], m.start[send], m.start[recv], m.end[send],
-                        Launched(sender, m.row[send]), Launched(receiver, m.row[recv])});
-  }
-  if (messages.empty() || MostlyExchanges(messages)) return p;
+// The chain of stages in order (stage 0 first), or empty when the messages form none.
+std::vector<uint32_t> StageOrder(const std::vector<Message>& messages) {
   std::map<uint32_t, std::set<uint32_t>> adj;
   for (const Message& msg : messages) adj[msg.from].insert(msg.to), adj[msg.to].insert(msg.from);
   for (const auto& [r, n] : adj)
-    if (n.size() > 2) return p;  // not a chain: some other p2p pattern
+    if (n.size() > 2) return {};  // not a chain: some other p2p pattern
   auto first_send = [&](uint32_t r) {
     TimeNs t = INT64_MAX;
     for (const Message& msg : messages)
@@ -193,45 +175,47 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
     auto at = std::find(chain.begin(), chain.end(), start);
     std::rotate(chain.begin(), at, chain.end());
     if (chain.size() > 1 && chain[1] != next) std::reverse(chain.begin() + 1, chain.end());
-  } else {
-    if (adj.at(chain.front()).size() == 2) chain = Chain(adj, chain.back());  // started mid-chain
-    if (chain.size() < 2) return p;
-    if (first_send(chain.back()) < first_send(chain.front())) std::reverse(chain.begin(), chain.end());
+    return chain;
   }
-  p.detected = true;
-  p.stages = static_cast<int>(chain.size());
+  if (adj.at(chain.front()).size() == 2) chain = Chain(adj, chain.back());  // started mid-chain
+  if (chain.size() < 2) return {};
+  if (first_send(chain.back()) < first_send(chain.front())) std::reverse(chain.begin(), chain.end());
+  return chain;
+}
 
-  // Micro-batches: forward messages from stage 0 to stage 1 per step of stage 0.
-  const model::RankTrace& first = trace.ranks[chain[0]];
+// Micro-batches per step and the schedule, from stage 0's messages with stage 1.
+void JudgeSchedule(const model::RankTrace& first, uint32_t stage0, uint32_t stage1, const std::vector<Message>& messages,
+                   Pipeline* p) {
   uint64_t forward = 0;
   // Stage 0's own sends to stage 1 (F) and receives from it (B), in the order its host
   // launched them: the program's order (another host's clock would not do: hosts run
   // ahead of their GPUs by different amounts).
   std::vector<std::pair<TimeNs, char>> order;
   for (const Message& msg : messages) {
-    if (msg.from == chain[0] && msg.to == chain[1]) ++forward, order.push_back({msg.launched, 'F'});
-    if (msg.from == chain[1] && msg.to == chain[0]) order.push_back({msg.recv_launched, 'B'});
+    if (msg.from == stage0 && msg.to == stage1) ++forward, order.push_back({msg.launched, 'F'});
+    if (msg.from == stage1 && msg.to == stage0) order.push_back({msg.recv_launched, 'B'});
   }
-  // Per step that has forward messages (the median over such steps); all of them without steps.
+  // Per step that has forward messages (the median over such steps); without profiler
+  // steps, per iteration of the pipeline.
   std::vector<int> per_step;
   for (const model::ProfilerStep& step : first.steps) {
     int n = 0;
-    for (const Message& msg : messages)
-      n += msg.from == chain[0] && msg.to == chain[1] && In(msg.launched, step);
+    for (const Message& msg : messages) n += msg.from == stage0 && msg.to == stage1 && In(msg.launched, step);
     if (n > 0) per_step.push_back(n);
   }
-  if (per_step.empty())  // no profiler steps: the pipeline's own iterations
-    for (const Iteration& it : Iterations(first, chain[0], chain[1], true, messages)) per_step.push_back(it.forwards);
+  if (per_step.empty())
+    for (const Iteration& it : Iterations(first, stage0, stage1, true, messages)) per_step.push_back(it.forwards);
   std::sort(per_step.begin(), per_step.end());
-  p.microbatches = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
+  p->microbatches = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
   std::sort(order.begin(), order.end());
   // GPipe: within a step every forward precedes every backward; 1F1B interleaves them.
-  // Judged in the first step with forward messages (the first step is often partial).
+  // Judged in the first step with forward messages (the first step is often partial);
+  // without steps, in the first iteration (until stage 0's open micro-batches first
+  // return to none).
   const model::ProfilerStep* step0 = nullptr;
   for (const model::ProfilerStep& step : first.steps)
     if (!step0 && std::any_of(order.begin(), order.end(), [&](const auto& o) { return o.second == 'F' && In(o.first, step); }))
       step0 = &step;
-  // Without steps: the first iteration, where stage 0's open micro-batches first return to none.
   bool backward_seen = false, interleaved = false;
   int open = 0;
   for (const auto& [t, kind] : order) {
@@ -244,72 +228,101 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window,
     }
     if (!step0 && backward_seen && open == 0) break;
   }
-  p.schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
+  p->schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
+}
+
+// Stage |at| of |chain|: its bubble per profiler step (per pipeline iteration without
+// steps), where it sits, and the median share.
+PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t>& chain, size_t at,
+                           const std::vector<Message>& messages, const P2pWaits& waits) {
+  const uint32_t r = chain[at];
+  const model::RankTrace& rank = trace.ranks[r];
+  PipelineStage s;
+  s.rank = rank.rank;
+  GpuStretches gpu(rank);
+  std::vector<double> shares;
+  auto add = [&](int64_t number, TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
+    PipelineStep one;
+    one.step = number;
+    one.length = hi - lo;
+    one.warmup_idle = waits.BubbleIn(gpu, lo, first_end);
+    one.steady_idle = waits.BubbleIn(gpu, first_end, last_start);
+    one.cooldown_idle = waits.BubbleIn(gpu, last_start, hi);
+    s.warmup_idle += one.warmup_idle, s.steady_idle += one.steady_idle, s.cooldown_idle += one.cooldown_idle;
+    if (hi > lo) shares.push_back(one.share());
+    s.steps.push_back(one);
+  };
+  // The stage's messages |in| a stretch: the first to end, the last to start.
+  auto bounds = [&](auto&& in, TimeNs* first_end, TimeNs* last_start) {
+    *first_end = INT64_MAX, *last_start = INT64_MIN;
+    for (const Message& msg : messages) {
+      if (msg.from != r && msg.to != r) continue;
+      const bool sent = msg.from == r;
+      const uint32_t i = sent ? msg.send_op : msg.recv_op;
+      if (in(sent ? msg.launched : msg.recv_launched, i))
+        *first_end = std::min(*first_end, rank.comms.end[i]), *last_start = std::max(*last_start, rank.comms.start[i]);
+    }
+    return *first_end != INT64_MAX;
+  };
+  TimeNs first_end, last_start;
+  for (const model::ProfilerStep& step : rank.steps) {
+    if (!bounds([&](TimeNs launched, uint32_t) { return In(launched, step); }, &first_end, &last_start)) continue;
+    first_end = std::clamp(first_end, step.start, step.end);
+    last_start = std::clamp(last_start, first_end, step.end);
+    add(step.number, step.start, first_end, last_start, step.end);
+  }
+  if (s.steps.empty()) {  // no profiler steps with messages: the pipeline's own iterations
+    const uint32_t partner = at == 0 ? chain[1] : chain[at - 1];
+    int64_t index = 0;
+    for (const Iteration& it : Iterations(rank, r, partner, at == 0, messages)) {
+      auto inside = [&](TimeNs, uint32_t i) { return rank.comms.end[i] > it.lo && rank.comms.end[i] <= it.hi; };
+      if (!bounds(inside, &first_end, &last_start)) continue;
+      add(index++, it.lo, first_end, std::clamp(last_start, first_end, it.hi), it.hi);
+    }
+  }
+  // The median step: a first step behind a slow start (allocation, autotuning) does not
+  // speak for the schedule.
+  if (!shares.empty()) {
+    std::sort(shares.begin(), shares.end());
+    const size_t n = shares.size();
+    s.idle_share = n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+  }
+  return s;
+}
+
+}  // namespace
+
+Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window) {
+  Pipeline p;
+  const model::MatchedOps& m = trace.matched;
+  std::vector<Message> messages;
+  std::vector<uint32_t> members;
+  for (uint32_t k = 0; k < m.size(); ++k) {
+    if (m.kind[k] != model::MatchKind::kP2p) continue;
+    InWindowMembers(trace, in_window, k, &members);
+    if (members.size() != 2) continue;
+    uint32_t send = members[0], recv = members[1];
+    if (trace.ranks[m.rank_index[send]].comms.op[m.row[send]] != model::CommOp::kSend) std::swap(send, recv);
+    const model::RankTrace& sender = trace.ranks[m.rank_index[send]];
+    const model::RankTrace& receiver = trace.ranks[m.rank_index[recv]];
+    messages.push_back({m.rank_index[send], m.rank_index[recv], m.row[send], m.row[recv], m.start[send], m.start[recv],
+                        m.end[send], Launched(sender, m.row[send]), Launched(receiver, m.row[recv])});
+  }
+  if (messages.empty() || MostlyExchanges(messages)) return p;
+  const std::vector<uint32_t> chain = StageOrder(messages);
+  if (chain.empty()) return p;
+  p.detected = true;
+  p.stages = static_cast<int>(chain.size());
+  JudgeSchedule(trace.ranks[chain[0]], chain[0], chain[1], messages, &p);
   const double stages = p.stages, micro = std::max(p.microbatches, 1);
   p.ideal_fraction = (stages - 1) / (micro + stages - 1);
 
   const std::vector<P2pWaits> waits = WaitsOf(messages, trace.ranks.size());
   double share_sum = 0;
-  for (uint32_t r : chain) {
-    const model::RankTrace& rank = trace.ranks[r];
-    PipelineStage s;
-    s.rank = rank.rank;
-    GpuStretches gpu(rank);
-    p.idle_known = p.idle_known && gpu.has_timeline();
-    TimeNs stepped = 0;
-    std::vector<double> shares;  // per step
-    auto add = [&](int64_t number, TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
-      PipelineStep one;
-      one.step = number;
-      one.length = hi - lo;
-      one.warmup_idle = waits[r].BubbleIn(gpu, lo, first_end);
-      one.steady_idle = waits[r].BubbleIn(gpu, first_end, last_start);
-      one.cooldown_idle = waits[r].BubbleIn(gpu, last_start, hi);
-      s.warmup_idle += one.warmup_idle, s.steady_idle += one.steady_idle, s.cooldown_idle += one.cooldown_idle;
-      stepped += hi - lo;
-      if (hi > lo) shares.push_back(one.share());
-      s.steps.push_back(one);
-    };
-    for (const model::ProfilerStep& step : rank.steps) {
-      // The step's messages: first to end, last to start.
-      TimeNs first_end = INT64_MAX, last_start = INT64_MIN;
-      for (const Message& msg : messages) {
-        if (msg.from != r && msg.to != r) continue;
-        const uint32_t i = msg.from == r ? msg.send_op : msg.recv_op;
-        if (In(msg.from == r ? msg.launched : msg.recv_launched, step))
-          first_end = std::min(first_end, rank.comms.end[i]), last_start = std::max(last_start, rank.comms.start[i]);
-      }
-      if (first_end == INT64_MAX) continue;
-      first_end = std::clamp(first_end, step.start, step.end);
-      last_start = std::clamp(last_start, first_end, step.end);
-      add(step.number, step.start, first_end, last_start, step.end);
-    }
-    if (stepped == 0) {  // no profiler steps with messages: the pipeline's own iterations
-      const size_t at = static_cast<size_t>(std::find(chain.begin(), chain.end(), r) - chain.begin());
-      const uint32_t partner = at == 0 ? chain[1] : chain[at - 1];
-      int64_t index = 0;
-      for (const Iteration& it : Iterations(rank, r, partner, at == 0, messages)) {
-        TimeNs first_end = INT64_MAX, last_start = INT64_MIN;
-        for (const Message& msg : messages) {
-          if (msg.from != r && msg.to != r) continue;
-          const uint32_t i = msg.from == r ? msg.send_op : msg.recv_op;
-          if (rank.comms.end[i] > it.lo && rank.comms.end[i] <= it.hi)
-            first_end = std::min(first_end, rank.comms.end[i]), last_start = std::max(last_start, rank.comms.start[i]);
-        }
-        if (first_end == INT64_MAX) continue;
-        last_start = std::clamp(last_start, first_end, it.hi);
-        add(index++, it.lo, first_end, last_start, it.hi);
-      }
-    }
-    // The median step: a first step behind a slow start (allocation, autotuning) does
-    // not speak for the schedule.
-    if (!shares.empty()) {
-      std::sort(shares.begin(), shares.end());
-      s.idle_share = shares.size() % 2 ? shares[shares.size() / 2]
-                                       : (shares[shares.size() / 2 - 1] + shares[shares.size() / 2]) / 2;
-    }
-    share_sum += s.idle_share;
-    p.per_stage.push_back(s);
+  for (size_t at = 0; at < chain.size(); ++at) {
+    p.idle_known = p.idle_known && trace.ranks[chain[at]].gpu.size() > 0;
+    p.per_stage.push_back(MeasureStage(trace, chain, at, messages, waits[chain[at]]));
+    share_sum += p.per_stage.back().idle_share;
   }
   p.bubble_fraction = share_sum / stages;
   return p;
