@@ -15,6 +15,8 @@
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
+#include <ctime>
+
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {
@@ -79,6 +81,52 @@ TEST(RecorderCrashTest, SigkillLeavesAReadableTraceUpToTheLastFlush) {
   }
   EXPECT_TRUE(std::any_of(t->notes.begin(), t->notes.end(),
                           [](const std::string& n) { return n.find("no end record") != std::string::npos; }));
+}
+
+int64_t RealtimeNowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A rank stuck outside NCCL (data loading, a host deadlock) records no event, yet its
+// flushes go on writing alive marks: the trace shows the process ran until it was killed,
+// which tells a hang from a trace that merely ends (analysis/hangs.cc).
+TEST(RecorderCrashTest, AStuckProcessStillShowsItRan) {
+  const std::string dir = FreshDir("stuck");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(fds[0]);
+    setenv("COMMLENS_OUT", dir.c_str(), 1);
+    setenv("COMMLENS_FLUSH_INTERVAL_MS", "50", 1);
+    static int mask = 0;
+    FakeNccl<5> nccl;
+    if (nccl.Init(0xBEEF, "stuck", 1, 2, 0, &mask) != 0) _exit(2);
+    nccl.Collective(FakeCollective{});
+    char ok = 1;
+    if (write(fds[1], &ok, 1) != 1) _exit(3);
+    for (;;) pause();  // stuck: no NCCL call from here on
+  }
+  close(fds[1]);
+  char ok = 0;
+  ASSERT_EQ(read(fds[0], &ok, 1), 1);
+  close(fds[0]);
+  const int64_t ready = RealtimeNowNs();
+  usleep(400'000);  // eight flush intervals
+  const int64_t killed = RealtimeNowNs();
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto t = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_NE(t->alive_until, model::kNoTime);
+  EXPECT_GE(t->alive_until, ready + 250'000'000);  // flushed while stuck
+  EXPECT_LE(t->alive_until, killed + 10'000'000);
 }
 
 TEST(RecorderCrashTest, ExitWithoutFinalizeFlushesEverything) {
