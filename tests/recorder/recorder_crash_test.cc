@@ -11,12 +11,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <ctime>
 #include <thread>
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
-#include <ctime>
-
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {
