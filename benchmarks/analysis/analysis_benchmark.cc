@@ -77,20 +77,31 @@ void BM_Analyze(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(commlens::analysis::Analyze(Loaded(), {}).ranks.size());
 }
 
-void BM_CrossRank(benchmark::State& state) {
-  const auto& t = Loaded();
-  commlens::analysis::JobAnalysis job = commlens::analysis::Analyze(t, {});
+// What AnalyzeCrossRank reads beside the trace: the per-rank results it builds on.
+struct CrossRankInputs {
+  commlens::analysis::JobAnalysis job;
   std::vector<std::vector<uint8_t>> in_window;
   std::vector<const commlens::analysis::RankTimeBreakdown*> times;
-  for (size_t r = 0; r < t.ranks.size(); ++r) {
-    in_window.push_back(commlens::analysis::OpsInWindow(t.ranks[r], job.ranks[r].window));
-    times.push_back(&job.ranks[r].time);
+
+  explicit CrossRankInputs(const commlens::model::Trace& t) : job(commlens::analysis::Analyze(t, {})) {
+    for (size_t r = 0; r < t.ranks.size(); ++r) {
+      in_window.push_back(commlens::analysis::OpsInWindow(t.ranks[r], job.ranks[r].window));
+      times.push_back(&job.ranks[r].time);
+    }
   }
+  size_t Run(const commlens::model::Trace& t) const {
+    return commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives).summary.size();
+  }
+};
+
+void BM_CrossRank(benchmark::State& state) {
+  const auto& t = Loaded();
+  const CrossRankInputs in(t);
   int64_t extra = 0;
   for (auto _ : state) {
     const int64_t before = heap::live.load();
     heap::peak.store(before);
-    benchmark::DoNotOptimize(commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives).summary.size());
+    benchmark::DoNotOptimize(in.Run(t));
     extra = std::max(extra, heap::peak.load() - before);
   }
   uint64_t model = 0, ops = 0, events = 0;
@@ -129,16 +140,8 @@ void BM_CrossRankWithALongKernel(benchmark::State& state) {
     }
     return t;
   }();
-  const auto& t = *stretched;
-  commlens::analysis::JobAnalysis job = commlens::analysis::Analyze(t, {});
-  std::vector<std::vector<uint8_t>> in_window;
-  std::vector<const commlens::analysis::RankTimeBreakdown*> times;
-  for (size_t r = 0; r < t.ranks.size(); ++r) {
-    in_window.push_back(commlens::analysis::OpsInWindow(t.ranks[r], job.ranks[r].window));
-    times.push_back(&job.ranks[r].time);
-  }
-  for (auto _ : state)
-    benchmark::DoNotOptimize(commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives).summary.size());
+  const CrossRankInputs in(*stretched);
+  for (auto _ : state) benchmark::DoNotOptimize(in.Run(*stretched));
 }
 
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->UseRealTime();

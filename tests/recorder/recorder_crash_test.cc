@@ -46,20 +46,30 @@ constexpr int kLateOps = 5;
   for (;;) pause();  // never finalizes: the parent kills it
 }
 
-TEST(RecorderCrashTest, SigkillLeavesAReadableTraceUpToTheLastFlush) {
-  const std::string dir = FreshDir("crash");
+// Forks a child that runs |child_body| with the write end of a pipe and never returns;
+// returns its pid once it has written its ready byte there, or -1 when it failed first.
+template <typename Body>
+pid_t StartRecordingChild(Body&& child_body) {
   int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
+  if (pipe(fds) != 0) return -1;
+  const pid_t child = fork();
+  if (child < 0) return -1;
   if (child == 0) {
     close(fds[0]);
-    RunChild(dir, fds[1]);
+    child_body(fds[1]);
+    _exit(4);
   }
   close(fds[1]);
   char ok = 0;
-  ASSERT_EQ(read(fds[0], &ok, 1), 1) << "child failed before recording";
+  const bool ready = read(fds[0], &ok, 1) == 1;
   close(fds[0]);
+  return ready ? child : -1;
+}
+
+TEST(RecorderCrashTest, SigkillLeavesAReadableTraceUpToTheLastFlush) {
+  const std::string dir = FreshDir("crash");
+  const pid_t child = StartRecordingChild([&](int ready_fd) { RunChild(dir, ready_fd); });
+  ASSERT_GT(child, 0) << "child failed before recording";
   ASSERT_EQ(kill(child, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -93,12 +103,7 @@ int64_t RealtimeNowNs() {
 // which tells a hang from a trace that merely ends (analysis/hangs.cc).
 TEST(RecorderCrashTest, AStuckProcessStillShowsItRan) {
   const std::string dir = FreshDir("stuck");
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    close(fds[0]);
+  const pid_t child = StartRecordingChild([&](int ready_fd) {
     setenv("COMMLENS_OUT", dir.c_str(), 1);
     setenv("COMMLENS_FLUSH_INTERVAL_MS", "50", 1);
     static int mask = 0;
@@ -106,13 +111,10 @@ TEST(RecorderCrashTest, AStuckProcessStillShowsItRan) {
     if (nccl.Init(0xBEEF, "stuck", 1, 2, 0, &mask) != 0) _exit(2);
     nccl.Collective(FakeCollective{});
     char ok = 1;
-    if (write(fds[1], &ok, 1) != 1) _exit(3);
+    if (write(ready_fd, &ok, 1) != 1) _exit(3);
     for (;;) pause();  // stuck: no NCCL call from here on
-  }
-  close(fds[1]);
-  char ok = 0;
-  ASSERT_EQ(read(fds[0], &ok, 1), 1);
-  close(fds[0]);
+  });
+  ASSERT_GT(child, 0) << "child failed before recording";
   const int64_t ready = RealtimeNowNs();
   usleep(400'000);  // eight flush intervals
   const int64_t killed = RealtimeNowNs();
