@@ -51,6 +51,17 @@ void AddBenchOptions(CLI::App& app, BenchCliArgs* a) {
                "Check every result against exact expected values (default on)");
   app.add_option("-c", a->check_level, "nccl-tests style: -c 0 disables the check");
   app.add_flag("--graph", c.graph, "Capture the timed iterations into a CUDA graph");
+  app.add_option("--backend", a->backends,
+                 fmt::format("Who moves the bytes of alltoall: {} (default nccl). nccl is "
+                             "CPU-initiated (ncclAlltoAll); nccl-device stores over NVLink from a "
+                             "kernel with NCCL's device API (LSA, one NVLink domain); nvshmem puts "
+                             "from a kernel (needs NVSHMEM at run time); all runs each and prints "
+                             "them side by side",
+                             BackendChoices()))
+      ->delimiter(',');
+  app.add_option("--ctas", c.ctas,
+                 fmt::format("CTAs of the nccl-device and nvshmem exchange kernels (default {})",
+                             d.ctas));
   app.add_option("--json", c.json_path, "Write the results as JSON to this file (rank 0)");
   app.add_option("--timeout", a->timeout,
                  fmt::format("Give up on a peer or an operation after this long, e.g. 60s, "
@@ -117,6 +128,11 @@ Result<BenchConfig> BuildConfig(const BenchCliArgs& a) {
     auto l = LauncherFromName(a.launcher);
     if (!l) return UsageError(fmt::format("unknown launcher '{}'", a.launcher));
     c.launcher = *l;
+  }
+  if (!a.backends.empty()) {
+    Result<std::vector<Backend>> backends = ParseBackends(a.backends);
+    if (!backends.ok()) return UsageError(backends.status().message());
+    c.backends = *backends;
   }
   if (a.check_level >= 0) c.check = a.check_level > 0;
   Status valid = Validate(c);

@@ -24,6 +24,7 @@ struct BenchCliArgs {
   std::string timeout;
   std::string spin_up;
   std::string launcher;
+  std::vector<std::string> backends;
   int check_level = -1;  // nccl-tests' -c N; -1: not given
 };
 

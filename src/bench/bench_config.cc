@@ -188,6 +188,14 @@ std::vector<int64_t> SizeSweep(const BenchConfig& config) {
 
 Status Validate(const BenchConfig& c) {
   if (c.collectives.empty()) return Error("no collective to run");
+  if (c.backends.empty()) return Error("no backend to run");
+  const bool device_backend = c.backends != std::vector<Backend>{Backend::kNccl};
+  if (device_backend && c.collectives != std::vector<model::CommOp>{model::CommOp::kAllToAll})
+    return Error("--backend other than nccl runs alltoall only (the device API and NVSHMEM "
+                 "backends implement all-to-all); name alltoall alone");
+  if (device_backend && c.gpus_per_process > 1)
+    return Error("--backend nccl-device and nvshmem drive one GPU per process; start one "
+                 "process per GPU (torchrun, mpirun, srun) instead of -g");
   if (c.min_bytes < 0) return Error("-b/--minbytes must be >= 0");
   if (c.max_bytes < c.min_bytes)
     return Error(fmt::format("-e/--maxbytes ({}) is smaller than -b/--minbytes ({})",
@@ -196,6 +204,7 @@ Status Validate(const BenchConfig& c) {
   if (c.step_factor == 1 && c.step_bytes <= 0) return Error("-i/--stepbytes must be > 0");
   if (c.gpus_per_process < 0) return Error("-g/--ngpus must be >= 1");
   if (c.iters < 1) return Error("-n/--iters must be >= 1");
+  if (c.ctas < 1 || c.ctas > 1024) return Error("--ctas must be in [1, 1024]");
   if (c.warmup < 0) return Error("-w/--warmup must be >= 0");
   if (c.spin_up.count() < 0) return Error("--spin-up must be >= 0");
   if (c.root < 0) return Error("-r/--root must be >= 0");

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/backend.h"
 #include "bench/types.h"
 #include "common/status.h"
 #include "model/collective.h"
@@ -48,6 +49,9 @@ std::optional<Launcher> LauncherFromName(std::string_view name);
 // Defaults live here and only here; the CLI and docs/bench.md refer to them.
 struct BenchConfig {
   std::vector<model::CommOp> collectives = {model::CommOp::kAllReduce};
+  // Who runs the collectives (backend.h). Only alltoall has GPU-initiated backends; with
+  // several, alltoall runs once per backend and a side-by-side table follows.
+  std::vector<Backend> backends = {Backend::kNccl};
   int64_t min_bytes = 8;
   int64_t max_bytes = 128ll << 20;
   int step_factor = 2;            // > 1: multiply; otherwise add step_bytes
@@ -63,6 +67,8 @@ struct BenchConfig {
   std::chrono::milliseconds spin_up{300};
   bool check = true;
   bool graph = false;
+  int ctas = 128;                 // CTAs of the GPU-initiated backends' exchange kernel (128:
+                                  // 2 x H200 NVLink near full from 16 MiB; 32 reached 60%)
   std::string json_path;
   std::chrono::milliseconds timeout{60'000};
   Launcher launcher = Launcher::kAuto;

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/collective_table.h"
+#include "bench/run_json.h"
+#include "common/file.h"
 
 namespace commlens::bench {
 
@@ -22,6 +24,12 @@ json PlacementToJson(const PlacementResult& p) {
   return {{"time_us", p.time_us}, {"algbw_gbps", p.algbw_gbps}, {"busbw_gbps", p.busbw_gbps},
           {"wrong", p.wrong ? json(*p.wrong) : json(nullptr)},
           {"p50_us", p.p50_us}, {"p99_us", p.p99_us}, {"min_us", p.min_us}, {"max_us", p.max_us}};
+}
+
+json BackendNames(const std::vector<Backend>& backends) {
+  json names = json::array();
+  for (Backend b : backends) names.push_back(BackendName(b));
+  return names;
 }
 
 json ConfigToJson(const BenchConfig& c) {
@@ -39,8 +47,10 @@ json ConfigToJson(const BenchConfig& c) {
           {"check", c.check},
           {"graph", c.graph},              {"timeout_s", c.timeout.count() / 1000.0},
           {"launcher", LauncherName(c.launcher)}, {"port", c.port},
-          {"json_path", c.json_path}};
+          {"json_path", c.json_path}, {"backends", BackendNames(c.backends)}};
 }
+
+}  // namespace
 
 json RunToJson(const RunInfo& r) {
   json gpus = json::array();
@@ -59,6 +69,8 @@ json RunToJson(const RunInfo& r) {
           {"gpus", gpus}};
 }
 
+namespace {
+
 json CollectiveToJson(const CollectiveResult& c) {
   json rows = json::array();
   for (const SizeResult& r : c.rows) {
@@ -69,7 +81,8 @@ json CollectiveToJson(const CollectiveResult& c) {
   }
   const CollectiveSummary& s = c.summary;
   return {{"name", c.name}, {"comm_op", c.comm_op}, {"dtype", c.dtype}, {"redop", c.redop},
-          {"root", c.root}, {"busbw_factor", c.busbw_factor}, {"results", rows},
+          {"root", c.root}, {"busbw_factor", c.busbw_factor}, {"backend", c.backend},
+          {"in_place_measured", c.in_place}, {"results", rows},
           {"summary", {{"peak_busbw_gbps", s.peak_busbw_gbps}, {"peak_size", s.peak_size},
                        {"half_peak_size", s.half_peak_size},
                        {"small_latency_us", s.small_latency_us},
@@ -166,6 +179,14 @@ BenchConfig ConfigFromJson(Reader& rd, const json& j) {
       static_cast<int64_t>(std::llround(rd.Get<double>(j, "timeout_s", w) * 1000)));
   c.port = rd.Get<int>(j, "port", w);
   c.json_path = rd.Get<std::string>(j, "json_path", w);
+  if (j.contains("backends")) {  // absent before --backend existed
+    c.backends.clear();
+    for (const auto& name : rd.Get<std::vector<std::string>>(j, "backends", w)) {
+      std::optional<Backend> b = BackendFromName(name);
+      if (!b) rd.Fail(fmt::format("unknown backend '{}' in args.backends", name));
+      if (b) c.backends.push_back(*b);
+    }
+  }
   return c;
 }
 
@@ -211,6 +232,9 @@ CollectiveResult CollectiveFromJson(Reader& rd, const json& j) {
   c.redop = rd.Get<std::string>(j, "redop", w);
   c.root = rd.Get<int>(j, "root", w);
   c.busbw_factor = rd.Get<double>(j, "busbw_factor", w);
+  // Documents written before --backend existed have neither field.
+  if (j.contains("backend")) c.backend = rd.Get<std::string>(j, "backend", w);
+  if (j.contains("in_place_measured")) c.in_place = rd.Get<bool>(j, "in_place_measured", w);
   for (const json& r : rd.Object(j, "results", w)) {
     SizeResult row;
     row.size_bytes = rd.Get<int64_t>(r, "size_bytes", w + "results[].");
@@ -277,12 +301,7 @@ Result<BenchReport> ParseBenchReport(std::string_view text, std::string_view sou
 }
 
 Status WriteBenchReport(const BenchReport& report, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error(fmt::format("{}: cannot open for writing", path));
-  out << BenchReportToJson(report);
-  out.close();
-  if (!out) return Error(fmt::format("{}: write failed", path));
-  return OkStatus();
+  return WriteWholeFile(path, BenchReportToJson(report));
 }
 
 Result<BenchReport> ReadBenchReport(const std::string& path) {

@@ -4,7 +4,10 @@
 
 #include "bench/bench_config.h"
 #include "bench/bootstrap.h"
+#include "bench/jacobi/jacobi_report.h"
 #include "bench/launch.h"
+#include "bench/moe/moe_report.h"
+#include "bench/session.h"
 #include "bench/reporter.h"
 #include "bench/watchdog.h"
 #include "common/status.h"
@@ -21,5 +24,10 @@ int VisibleGpuCount();
 // |base| supplies the tool version and start time of the run description.
 Status RunOnGpus(const BenchConfig& config, const LaunchInfo& launch, const RunInfo& base,
                  Bootstrap& bootstrap, Watchdog& watchdog, Reporter& reporter);
+
+// `commlens bench moe` and `commlens bench jacobi` (gpu/moe_bench.cc, gpu/jacobi_bench.cc):
+// every process calls them; each returns the same report on every process.
+Result<MoeReport> RunMoeOnGpus(const MoeConfig& config, Session& session);
+Result<JacobiReport> RunJacobiOnGpus(const JacobiConfig& config, Session& session);
 
 }  // namespace commlens::bench

@@ -17,4 +17,8 @@ Status RunOnGpus(const BenchConfig&, const LaunchInfo&, const RunInfo&, Bootstra
   return GpuSupport();
 }
 
+Result<MoeReport> RunMoeOnGpus(const MoeConfig&, Session&) { return GpuSupport(); }
+
+Result<JacobiReport> RunJacobiOnGpus(const JacobiConfig&, Session&) { return GpuSupport(); }
+
 }  // namespace commlens::bench

@@ -67,9 +67,13 @@ std::string FormatRunHeader(const RunInfo& run, const BenchConfig& c) {
 }
 
 std::string FormatTableHeader(const CollectiveResult& c, int nranks) {
-  std::string s = fmt::format("#\n# {}: busbw = algbw x {} = algbw x {:.4g} (n = {})\n", c.name,
-                              FactorFormula(model::CommOpFromName(c.comm_op)), c.busbw_factor,
-                              nranks);
+  std::string backend;
+  if (auto b = BackendFromName(c.backend); b && *b != Backend::kNccl)
+    backend = fmt::format(" on {} ({}-initiated; out-of-place only)", c.backend,
+                          BackendInitiator(*b));
+  std::string s = fmt::format("#\n# {}{}: busbw = algbw x {} = algbw x {:.4g} (n = {})\n", c.name,
+                              backend, FactorFormula(model::CommOpFromName(c.comm_op)),
+                              c.busbw_factor, nranks);
   // Each side is 51 characters wide (see Placement); titles centred over them.
   std::string titles = fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}{:^51}{:^51}", "", "",
                                    "", "", "", "out-of-place", "in-place");
@@ -86,8 +90,37 @@ std::string FormatTableHeader(const CollectiveResult& c, int nranks) {
 }
 
 std::string FormatRow(const CollectiveResult& c, const SizeResult& r) {
+  std::string in_place = c.in_place ? Placement(r.in_place)
+                                    : fmt::format("  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>7}",
+                                                  "-", "-", "-", "-", "-", "-");
   return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}\n", r.size_bytes, r.count, c.dtype,
-                     c.redop, c.root, Placement(r.out_of_place), Placement(r.in_place));
+                     c.redop, c.root, Placement(r.out_of_place), in_place);
+}
+
+std::string FormatBackendComparison(const BenchReport& report) {
+  // The runs of one collective on several backends, row by row (they share the sweep).
+  std::vector<const CollectiveResult*> runs;
+  for (const CollectiveResult& c : report.collectives)
+    if (runs.empty() || (c.name == runs.front()->name && c.rows.size() == runs.front()->rows.size()))
+      runs.push_back(&c);
+  if (runs.size() < 2) return "";
+  std::string s = fmt::format(
+      "#\n# {} side by side (out-of-place): busbw (GB/s) and p50 (us) per backend; best = "
+      "highest busbw\n# {:>10}",
+      runs.front()->name, "size (B)");
+  for (const CollectiveResult* c : runs) s += fmt::format("  {:>11} busbw  {:>7}", c->backend, "p50");
+  s += fmt::format("  {}\n", "best");
+  for (size_t i = 0; i < runs.front()->rows.size(); ++i) {
+    s += fmt::format("{:>12}", runs.front()->rows[i].size_bytes);
+    const CollectiveResult* best = nullptr;
+    for (const CollectiveResult* c : runs) {
+      const PlacementResult& p = c->rows[i].out_of_place;
+      s += fmt::format("  {:>17}  {}", Fit(p.busbw_gbps, 7), Fit(p.p50_us, 7));
+      if (!best || p.busbw_gbps > best->rows[i].out_of_place.busbw_gbps) best = c;
+    }
+    s += fmt::format("  {}\n", best->backend);
+  }
+  return s;
 }
 
 std::string FormatSummary(const CollectiveResult& c) {
@@ -112,7 +145,7 @@ std::string FormatReport(const BenchReport& report) {
     for (const SizeResult& row : c.rows) s += FormatRow(c, row);
     s += FormatSummary(c);
   }
-  return s + FormatFooter(report);
+  return s + FormatBackendComparison(report) + FormatFooter(report);
 }
 
 void Reporter::Print(const std::string& text) {
@@ -128,8 +161,10 @@ void Reporter::BeginRun(const RunInfo& run, const BenchConfig& config) {
 }
 
 void Reporter::BeginCollective(const CollectiveSpec& spec, const BenchConfig& config,
-                               int nranks) {
+                               int nranks, Backend backend) {
   CollectiveResult c;
+  c.backend = std::string(BackendName(backend));
+  c.in_place = backend == Backend::kNccl;
   c.name = std::string(spec.name);
   c.comm_op = std::string(model::CommOpName(spec.op));
   c.dtype = std::string(Info(config.dtype).name);
@@ -148,13 +183,13 @@ void Reporter::AddRow(const SizeResult& row) {
 
 void Reporter::EndCollective() {
   CollectiveResult& c = report_.collectives.back();
-  c.summary = Summarize(c.rows);
+  c.summary = Summarize(c.rows, c.in_place);
   Print(FormatSummary(c));
 }
 
 void Reporter::EndRun(std::string end_time) {
   report_.run.end_time = std::move(end_time);
-  Print(FormatFooter(report_));
+  Print(FormatBackendComparison(report_) + FormatFooter(report_));
 }
 
 }  // namespace commlens::bench

@@ -20,7 +20,8 @@ class Reporter {
   explicit Reporter(std::FILE* out) : out_(out) {}
 
   void BeginRun(const RunInfo& run, const BenchConfig& config);
-  void BeginCollective(const CollectiveSpec& spec, const BenchConfig& config, int nranks);
+  void BeginCollective(const CollectiveSpec& spec, const BenchConfig& config, int nranks,
+                       Backend backend = Backend::kNccl);
   void AddRow(const SizeResult& row);
   void EndCollective();
   void EndRun(std::string end_time);
@@ -40,6 +41,9 @@ std::string FormatTableHeader(const CollectiveResult& collective, int nranks);
 std::string FormatRow(const CollectiveResult& collective, const SizeResult& row);
 std::string FormatSummary(const CollectiveResult& collective);
 std::string FormatFooter(const BenchReport& report);
+// When one collective ran on several backends: its sizes, one busbw and p50 column pair
+// per backend, and the best backend per size; empty otherwise.
+std::string FormatBackendComparison(const BenchReport& report);
 // The whole table of a finished run, as the reporter printed it (`commlens report --bench`).
 std::string FormatReport(const BenchReport& report);
 

@@ -64,6 +64,11 @@ struct CollectiveResult {
   std::string redop;    // "sum", ... or "none"
   int root = -1;        // -1 when the collective has no root
   double busbw_factor = 0;
+  // Who moved the bytes (backend.h): "nccl" for every collective; alltoall may also run
+  // on "nccl-device" or "nvshmem", which are timed out-of-place only (in_place false:
+  // their in-place columns are not measured).
+  std::string backend = "nccl";
+  bool in_place = true;
   std::vector<SizeResult> rows;
   CollectiveSummary summary;
 

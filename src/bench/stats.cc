@@ -26,12 +26,13 @@ IterationStats SummarizeIterations(const std::vector<double>& us) {
   return {Percentile(us, 50), Percentile(us, 99), *lo, *hi};
 }
 
-CollectiveSummary Summarize(const std::vector<SizeResult>& rows) {
+CollectiveSummary Summarize(const std::vector<SizeResult>& rows, bool in_place_measured) {
   CollectiveSummary s;
   double busbw_sum = 0;
   int busbw_count = 0;
   for (const SizeResult& r : rows) {
     for (const PlacementResult* p : {&r.out_of_place, &r.in_place}) {
+      if (p == &r.in_place && !in_place_measured) continue;
       busbw_sum += p->busbw_gbps;
       ++busbw_count;
       s.wrong += p->wrong.value_or(0);

@@ -30,6 +30,6 @@ IterationStats SummarizeIterations(const std::vector<double>& per_iteration_us);
 
 // Peak busbw, the size at half of it, the small-message latency, the average busbw and
 // the wrong-element total over one collective's rows (see CollectiveSummary).
-CollectiveSummary Summarize(const std::vector<SizeResult>& rows);
+CollectiveSummary Summarize(const std::vector<SizeResult>& rows, bool in_place_measured = true);
 
 }  // namespace commlens::bench

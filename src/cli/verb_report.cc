@@ -85,7 +85,10 @@ std::vector<report::html::BenchCurve> BenchCurves(const bench::BenchReport& run)
   for (const bench::CollectiveResult& c : run.collectives) {
     report::html::BenchCurve curve;
     curve.op = c.comm_op.empty() ? c.name : c.comm_op;
-    curve.label = fmt::format("{} (benchmark, {} ranks)", c.name, run.run.nranks);
+    curve.label = c.backend == "nccl"
+                      ? fmt::format("{} (benchmark, {} ranks)", c.name, run.run.nranks)
+                      : fmt::format("{} on {} (benchmark, {} ranks)", c.name, c.backend,
+                                    run.run.nranks);
     for (const bench::SizeResult& r : c.rows) {
       if (r.size_bytes <= 0) continue;
       curve.size_bytes.push_back(r.size_bytes);

@@ -42,10 +42,17 @@ Result<DeviceMem> AllocateDevice(int device, size_t bytes) {
   return DeviceMem(device, p);
 }
 
-Result<Stream> CreateStream(int device) {
+Result<DeviceMem> CopyToDevice(int device, const void* data, size_t bytes) {
+  COMMLENS_ASSIGN_OR_RETURN(DeviceMem mem, AllocateDevice(device, bytes > 0 ? bytes : 16));
+  DeviceGuard g(device);
+  if (bytes > 0) COMMLENS_CUDA(cudaMemcpy(mem.get(), data, bytes, cudaMemcpyHostToDevice));
+  return mem;
+}
+
+Result<Stream> CreateStream(int device, int priority) {
   DeviceGuard g(device);
   cudaStream_t s = nullptr;
-  COMMLENS_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  COMMLENS_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
   return Stream(device, s);
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -69,7 +70,14 @@ using Comm = Owned<ncclComm_t, ncclCommDestroy>;
 
 Result<NcclBuffer> AllocateNccl(int device, size_t bytes);
 Result<DeviceMem> AllocateDevice(int device, size_t bytes);
-Result<Stream> CreateStream(int device);
+// |data| copied into a new allocation (16 bytes when empty, so the pointer is valid).
+Result<DeviceMem> CopyToDevice(int device, const void* data, size_t bytes);
+template <typename T>
+Result<DeviceMem> CopyToDevice(int device, const std::vector<T>& v) {
+  return CopyToDevice(device, v.data(), v.size() * sizeof(T));
+}
+// |priority|: CUDA's stream priority (0 default; lower numbers run first).
+Result<Stream> CreateStream(int device, int priority = 0);
 Result<Event> CreateEvent(int device);
 
 }  // namespace commlens::bench::gpu

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -9,6 +11,7 @@
 #include "bench/errors.h"
 #include "bench/gpu/cuda_check.h"
 #include "bench/gpu/kernels.h"
+#include "bench/gpu/rank_setup.h"
 
 namespace commlens::bench::gpu {
 
@@ -19,22 +22,6 @@ using Clock = std::chrono::steady_clock;
 // The watchdog is a backstop behind Sync's own deadline, so it fires later.
 constexpr std::chrono::seconds kWatchdogSlack{10};
 constexpr uint32_t kTimedSeed = 99;  // inputs of the timed passes (their values do not matter)
-
-// All ranks learn whether every rank got |local| right; a failed rank reports its own
-// error, the others a short pointer to it.
-Status Agree(Bootstrap& boot, const Status& local, const char* stage) {
-  std::byte ok{static_cast<unsigned char>(local.ok() ? 1 : 0)};
-  std::vector<std::byte> all;
-  Status gathered = boot.AllGather(std::span<const std::byte>(&ok, 1), &all);
-  if (!local.ok()) return local;
-  COMMLENS_RETURN_IF_ERROR(gathered);
-  std::vector<int> failed;
-  for (size_t r = 0; r < all.size(); ++r)
-    if (all[r] == std::byte{0}) failed.push_back(static_cast<int>(r));
-  if (failed.empty()) return OkStatus();
-  return Error(fmt::format("process(es) {} failed during {}; see their messages",
-                           fmt::join(failed, ", "), stage));
-}
 
 }  // namespace
 
@@ -51,6 +38,8 @@ GpuBench::GpuBench(const BenchConfig& config, Bootstrap& bootstrap, Watchdog& wa
 GpuBench::~GpuBench() {
   Watchdog::Guard guard(watchdog_, "destroying the NCCL communicators",
                         config_.timeout + kWatchdogSlack);
+  exchanger_.reset();  // its windows belong to the communicators
+  shmem_.reset();
   {
     std::lock_guard<std::mutex> lock(abort_mu_);
     comms_live_ = false;
@@ -71,22 +60,18 @@ Status GpuBench::Init(const LaunchInfo& launch) {
 }
 
 Status GpuBench::SelectDevices(const LaunchInfo& launch) {
-  local_rank_ = launch.local_rank;
-  if (local_rank_ < 0) {
-    // Not given by the launcher: count the lower ranks on the same host. Done first so
-    // every process makes this collective call, whatever fails next.
-    COMMLENS_ASSIGN_OR_RETURN(auto hosts, AllGatherStrings(boot_, LocalHostName()));
-    local_rank_ = static_cast<int>(std::count(hosts.begin(), hosts.begin() + boot_.rank(),
-                                              hosts[boot_.rank()]));
-  }
+  // First, so every process makes this collective call whatever fails next.
+  COMMLENS_ASSIGN_OR_RETURN(local_rank_, LocalRankOf(launch, boot_));
   int visible = 0;
   cudaError_t e = cudaGetDeviceCount(&visible);
   if (e != cudaSuccess || visible == 0)
     return NoGpuError(fmt::format("no CUDA GPU is visible to this process ({})",
                                   e != cudaSuccess ? cudaGetErrorString(e) : "0 devices"));
+  // GPU-initiated backends drive one GPU per process (NVSHMEM has one PE per process).
+  const bool one_gpu = config_.backends != std::vector<Backend>{Backend::kNccl};
   gpus_per_process_ = config_.gpus_per_process > 0
                           ? config_.gpus_per_process
-                          : (launch.launcher == Launcher::kLocal ? visible : 1);
+                          : (launch.launcher == Launcher::kLocal && !one_gpu ? visible : 1);
   first_device_ = local_rank_ * gpus_per_process_;
   if (first_device_ + gpus_per_process_ > visible) {
     if (visible != gpus_per_process_)
@@ -192,15 +177,55 @@ ValueGen GpuBench::GenFor(const Step& s, uint32_t seed) const {
   return MakeValueGen(config_.dtype, config_.op, s.spec->reduces, nranks_, seed);
 }
 
+char* GpuBench::SendOf(const LocalRank& r) const {
+  return static_cast<char*>(exchanger_ ? exchanger_->buffer(0) : r.send.get());
+}
+
+char* GpuBench::RecvOf(const LocalRank& r) const {
+  return static_cast<char*>(exchanger_ ? exchanger_->buffer(1) : r.recv.get());
+}
+
+Status GpuBench::StartBackend(Backend backend) {
+  exchanger_.reset();
+  backend_ = backend;
+  if (backend == Backend::kNccl) return Agree(boot_, OkStatus(), "backend setup");
+  if (ranks_.size() != 1)
+    return UsageError(fmt::format("--backend {} drives one GPU per process; start one process "
+                                  "per GPU (torchrun, mpirun, srun)",
+                                  BackendName(backend)));
+  LocalRank& r = ranks_.front();
+  Status local = OkStatus();
+  if (backend == Backend::kNvshmem && !shmem_) {
+    // The symmetric heap must hold both buffers; NVSHMEM's default is 1 GiB.
+    const size_t heap = 2 * static_cast<size_t>(buffer_bytes_) + (64u << 20);
+    setenv("NVSHMEM_SYMMETRIC_SIZE", std::to_string(heap).c_str(), /*overwrite=*/0);
+    Result<std::unique_ptr<NvshmemSession>> session =
+        NvshmemSession::Start(boot_, r.device, config_.timeout, watchdog_);
+    if (!session.ok()) return session.status();
+    shmem_ = std::move(*session);
+  }
+  Watchdog::Guard guard(watchdog_, fmt::format("{} backend setup", BackendName(backend)),
+                        config_.timeout + kWatchdogSlack);
+  Result<std::unique_ptr<Exchanger>> x = Exchanger::Create(
+      backend, r.comm.get(), shmem_.get(), r.device,
+      {static_cast<size_t>(buffer_bytes_), static_cast<size_t>(buffer_bytes_)}, config_.ctas);
+  if (x.ok()) exchanger_ = std::move(*x);
+  return Agree(boot_, x.status(), "backend setup");
+}
+
 Status GpuBench::Enqueue(const Step& s, int iter) {
   const int64_t total = s.size_bytes;
   const int64_t steps = total > 0 ? std::max<int64_t>(config_.max_bytes / total, 1) : 1;
   const int64_t shift = total * (iter % steps);
+  if (exchanger_)
+    return exchanger_->AllToAll(0, 1, static_cast<size_t>(shift),
+                                static_cast<size_t>(s.counts.param * elt_size_),
+                                ranks_.front().stream.get());
   const bool grouped = ranks_.size() > 1;
   if (grouped) COMMLENS_NCCL(ncclGroupStart());
   for (LocalRank& r : ranks_) {
-    char* recv = static_cast<char*>(r.recv.get()) + shift;
-    char* send = static_cast<char*>(r.send.get()) + shift;
+    char* recv = RecvOf(r) + shift;
+    char* send = SendOf(r) + shift;
     OpArgs a;
     a.send = s.in_place ? recv + s.counts.send_inplace_offset * r.rank * elt_size_ : send;
     a.recv = recv + (s.in_place ? s.counts.recv_inplace_offset * r.rank * elt_size_ : 0);
@@ -345,14 +370,14 @@ Status GpuBench::FillInputs(const Step& s, const ValueGen& gen) {
   const CollCounts& c = s.counts;
   for (LocalRank& r : ranks_) {
     DeviceGuard device(r.device);
-    char* recv = static_cast<char*>(r.recv.get());
+    char* recv = RecvOf(r);
     int64_t send_at = s.in_place ? c.send_inplace_offset * r.rank : 0;
     int64_t recv_at = s.in_place ? c.recv_inplace_offset * r.rank : 0;
     int64_t extent = s.in_place ? std::max(send_at + c.send, recv_at + c.recv) : c.recv;
     // 0xFF bytes are NaN in every floating type and out of the inputs' range in every
     // integer type, so an element the collective fails to write is counted wrong.
     COMMLENS_CUDA(cudaMemsetAsync(recv, 0xFF, extent * elt_size_, r.stream.get()));
-    void* input = s.in_place ? recv + send_at * elt_size_ : r.send.get();
+    void* input = s.in_place ? recv + send_at * elt_size_ : SendOf(r);
     COMMLENS_RETURN_IF_ERROR(
         LaunchFillInput(config_.dtype, input, c.send, gen, r.rank, r.stream.get()));
   }
@@ -369,7 +394,7 @@ Result<std::optional<int64_t>> GpuBench::CheckPass(const Step& s) {
   const CollCounts& c = s.counts;
   for (LocalRank& r : ranks_) {
     DeviceGuard device(r.device);
-    char* out = static_cast<char*>(r.recv.get()) +
+    char* out = RecvOf(r) +
                 (s.in_place ? c.recv_inplace_offset * r.rank * elt_size_ : 0);
     int64_t bad = config_.corrupt_element_for_test;
     if (r.rank == 0 && bad >= 0 && bad < c.recv)  // the test hook (bench_config.h)
@@ -467,10 +492,13 @@ Status GpuBench::Warmup(const CollectiveSpec& spec, RunFn run) {
   return OkStatus();
 }
 
-Status GpuBench::RunCollective(const CollectiveSpec& spec, Reporter& reporter) {
+Status GpuBench::RunCollective(const CollectiveSpec& spec, Reporter& reporter, Backend backend) {
   RunFn run = RunnerFor(spec.op);
   if (!run) return Error(fmt::format("no run function for {}", spec.name));
-  reporter.BeginCollective(spec, config_, nranks_);
+  if (backend != Backend::kNccl && spec.op != model::CommOp::kAllToAll)
+    return UsageError(fmt::format("--backend {} runs alltoall only", BackendName(backend)));
+  COMMLENS_RETURN_IF_ERROR(StartBackend(backend));
+  reporter.BeginCollective(spec, config_, nranks_, backend);
   COMMLENS_RETURN_IF_ERROR(SpinUp(spec, run));
   COMMLENS_RETURN_IF_ERROR(Warmup(spec, run));
   for (int64_t size : SizeSweep(config_)) {
@@ -481,11 +509,14 @@ Status GpuBench::RunCollective(const CollectiveSpec& spec, Reporter& reporter) {
     row.send_bytes = s.counts.send * elt_size_;
     row.recv_bytes = s.counts.recv * elt_size_;
     COMMLENS_ASSIGN_OR_RETURN(row.out_of_place, Measure(s));
-    s.in_place = true;
-    COMMLENS_ASSIGN_OR_RETURN(row.in_place, Measure(s));
+    if (backend == Backend::kNccl) {
+      s.in_place = true;
+      COMMLENS_ASSIGN_OR_RETURN(row.in_place, Measure(s));
+    }
     reporter.AddRow(row);
   }
   reporter.EndCollective();
+  exchanger_.reset();
   return OkStatus();
 }
 

@@ -13,6 +13,10 @@
 // Buffers rotate through the allocation like nccl-tests (iteration i uses offset
 // (i mod max/size) * size) to avoid cache effects on small sizes.
 //
+// GPU-initiated backends (--backend nccl-device|nvshmem, alltoall only): the same steps
+// with the exchange done by gpu/exchanger.h on its own buffers, out-of-place only (a
+// kernel storing into a peer's buffer while that peer still reads it in place would race).
+//
 // Threading: one thread drives all local GPUs, grouping their NCCL calls
 // (ncclGroupStart/End) as nccl-tests -g does. The watchdog may call AbortComms from its
 // own thread.
@@ -28,6 +32,8 @@
 #include "bench/bootstrap.h"
 #include "bench/collective_table.h"
 #include "bench/gpu/cuda_handles.h"
+#include "bench/gpu/exchanger.h"
+#include "bench/gpu/nvshmem_session.h"
 #include "bench/gpu/nccl_ops.h"
 #include "bench/launch.h"
 #include "bench/reporter.h"
@@ -71,7 +77,9 @@ class GpuBench {
   Status Init(const LaunchInfo& launch);
   // Machine, GPUs and versions, gathered from every process.
   Result<RunInfo> Describe(const LaunchInfo& launch);
-  Status RunCollective(const CollectiveSpec& spec, Reporter& reporter);
+  // |backend| other than nccl: alltoall only, out-of-place only, one GPU per process.
+  Status RunCollective(const CollectiveSpec& spec, Reporter& reporter,
+                       Backend backend = Backend::kNccl);
 
   int nranks() const { return nranks_; }
 
@@ -99,6 +107,10 @@ class GpuBench {
   ValueGen GenFor(const Step& step, uint32_t seed) const;
   std::string Phase(const Step& step, const char* pass) const;
   void AbortComms();
+  // The buffers of the backend being run: the exchanger's for GPU-initiated backends.
+  char* SendOf(const LocalRank& r) const;
+  char* RecvOf(const LocalRank& r) const;
+  Status StartBackend(Backend backend);
 
   const BenchConfig& config_;
   Bootstrap& boot_;
@@ -111,6 +123,9 @@ class GpuBench {
   int64_t buffer_bytes_ = 0;
   uint32_t check_runs_ = 0;
   std::vector<LocalRank> ranks_;
+  Backend backend_ = Backend::kNccl;
+  std::unique_ptr<NvshmemSession> shmem_;  // while an nvshmem backend runs
+  std::unique_ptr<Exchanger> exchanger_;   // while a GPU-initiated backend runs
   std::mutex abort_mu_;
   bool comms_live_ = false;
 };

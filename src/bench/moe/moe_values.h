@@ -1,0 +1,20 @@
+// The verifiable MoE input, shared by the planner's CPU checks and the GPU kernels:
+// element h of token t of rank r is a small integer in [-4, 4], so that the combine's
+// sum of up to 64 copies stays exact in bf16 (integers up to 256 are).
+#pragma once
+
+#if defined(__CUDACC__)
+#define COMMLENS_HD __host__ __device__ __forceinline__
+#else
+#define COMMLENS_HD inline
+#endif
+
+namespace commlens::bench {
+
+COMMLENS_HD float MoeInputValue(int rank, int token, int h) {
+  return static_cast<float>((rank * 131 + token * 17 + h * 7) % 9 - 4);
+}
+
+}  // namespace commlens::bench
+
+#undef COMMLENS_HD

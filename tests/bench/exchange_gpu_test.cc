@@ -1,0 +1,136 @@
+// alltoall on every backend, `bench moe` and `bench jacobi` on a real GPU, in one process
+// (label "gpu"; exits 77, skipped, without a GPU). One rank, so every exchange goes to
+// itself through the backend's real path (NCCL, NVLink load/store windows, NVSHMEM puts);
+// the multi-rank runs are scripts/device/exchange_bench.sh's. NVSHMEM cannot start twice
+// in one process, so CMake runs each test in a process of its own (--gtest_filter).
+// Without NVSHMEM's libraries on the library path the nvshmem parts say so and skip.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "bench/driver.h"
+#include "bench/run_bench.h"
+#include "bench/session.h"
+
+namespace commlens::bench {
+namespace {
+
+class NeedsGpu : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (VisibleGpuCount() == 0) {
+      std::fprintf(stderr, "exchange_gpu_test: no GPU visible, skipped\n");
+      std::_Exit(77);
+    }
+  }
+};
+const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+
+bool WantNvshmem() { return std::getenv("COMMLENS_TEST_NVSHMEM") != nullptr; }
+
+std::vector<Backend> Backends() {
+  std::vector<Backend> b = {Backend::kNccl, Backend::kNcclDevice};
+  if (WantNvshmem()) b.push_back(Backend::kNvshmem);
+  return b;
+}
+
+std::unique_ptr<Session> Local() {
+  Result<std::unique_ptr<Session>> s =
+      StartSession(Launcher::kLocal, 0, std::chrono::milliseconds(60000), "test");
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return std::move(*s);
+}
+
+TEST(ExchangeGpu, AlltoallOnEveryBackendIsCorrect) {
+  BenchConfig c;
+  c.collectives = {model::CommOp::kAllToAll};
+  c.backends = Backends();
+  c.min_bytes = 64;
+  c.max_bytes = 8 << 20;
+  c.step_factor = 8;
+  c.iters = 5;
+  c.warmup = 1;
+  c.spin_up = std::chrono::milliseconds(0);
+  Result<BenchReport> r = RunBench(c, "test", stdout);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->collectives.size(), c.backends.size());
+  for (const CollectiveResult& col : r->collectives) {
+    EXPECT_EQ(col.in_place, col.backend == "nccl");
+    for (const SizeResult& row : col.rows) {
+      ASSERT_TRUE(row.out_of_place.wrong.has_value()) << col.backend;
+      EXPECT_EQ(*row.out_of_place.wrong, 0) << col.backend << " " << row.size_bytes;
+      EXPECT_GT(row.out_of_place.p50_us, 0) << col.backend;
+    }
+  }
+}
+
+// The check catches a wrong exchange: with the corruption hook, rank 0's output has one
+// wrong element per checked row on the device backends too.
+TEST(ExchangeGpu, AlltoallCheckCatchesCorruptionOnTheDeviceApi) {
+  BenchConfig c;
+  c.collectives = {model::CommOp::kAllToAll};
+  c.backends = {Backend::kNcclDevice};
+  c.min_bytes = 1024;
+  c.max_bytes = 1024;
+  c.iters = 2;
+  c.warmup = 0;
+  c.spin_up = std::chrono::milliseconds(0);
+  c.corrupt_element_for_test = 3;
+  Result<BenchReport> r = RunBench(c, "test", nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->WrongTotal(), 1);
+}
+
+TEST(ExchangeGpu, MoeOnEveryBackendIsCorrect) {
+  MoeConfig c;
+  c.tokens = 512;
+  c.hidden = 1024;
+  c.experts = 32;
+  c.topk = 4;
+  c.imbalance = 0.5;
+  c.iters = 5;
+  c.warmup = 1;
+  c.backends = Backends();
+  auto session = Local();
+  Result<MoeReport> r = RunMoeOnGpus(c, *session);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::fputs(FormatMoeReport(*r).c_str(), stdout);
+  ASSERT_EQ(r->backends.size(), c.backends.size());
+  for (const MoeBackendResult& b : r->backends) {
+    EXPECT_EQ(b.dispatch.wrong, std::optional<int64_t>(0)) << b.backend;
+    EXPECT_EQ(b.combine.wrong, std::optional<int64_t>(0)) << b.backend;
+    EXPECT_GT(b.dispatch.p50_us, 0);
+    EXPECT_GT(b.combine.gbps, 0);
+  }
+  EXPECT_EQ(r->traffic.max_recv_tokens, 512);  // one rank: every token comes to itself once
+}
+
+TEST(ExchangeGpu, JacobiEveryVariantMatchesTheCpuReference) {
+  JacobiConfig c;
+  c.nx = 1024;
+  c.ny = 1024;
+  c.iters = 50;
+  c.warmup = 4;
+  c.check_nx = 67;  // not a multiple of the 32-column segments
+  c.check_ny = 45;
+  c.check_iters = 31;  // odd: the graph variant runs 32 and is compared with 32
+  c.variants = {JacobiVariant::kNccl, JacobiVariant::kNcclOverlap, JacobiVariant::kNcclGraph};
+  if (WantNvshmem()) {
+    c.variants.push_back(JacobiVariant::kNvshmem);
+    c.variants.push_back(JacobiVariant::kNvshmemNb);
+  }
+  auto session = Local();
+  Result<JacobiReport> r = RunJacobiOnGpus(c, *session);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::fputs(FormatJacobiReport(*r).c_str(), stdout);
+  EXPECT_GT(r->single_gpu_iteration_us, 0);
+  for (const JacobiVariantResult& v : r->variants) {
+    EXPECT_EQ(v.wrong, std::optional<int64_t>(0)) << v.variant;
+    EXPECT_EQ(v.max_abs_diff, 0) << v.variant;
+    EXPECT_GT(v.efficiency, 0.3) << v.variant;  // one rank: the same work as one GPU
+  }
+}
+
+}  // namespace
+}  // namespace commlens::bench
