@@ -1,9 +1,10 @@
 #include "bench/backend.h"
 
-#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
+
+#include "bench/name_list.h"
 
 namespace commlens::bench {
 
@@ -33,27 +34,9 @@ std::string_view BackendInitiator(Backend backend) {
 std::string BackendChoices() { return fmt::format("{}|all", fmt::join(kNames, "|")); }
 
 Result<std::vector<Backend>> ParseBackends(const std::vector<std::string>& names) {
-  std::vector<Backend> out;
-  auto add = [&out](Backend b) {
-    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
-  };
-  for (const std::string& item : names) {
-    std::string_view rest = item;
-    while (!rest.empty()) {
-      size_t comma = rest.find(',');
-      std::string_view name = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      if (name.empty()) continue;
-      if (name == "all") {
-        for (size_t i = 0; i < kNames.size(); ++i) add(static_cast<Backend>(i));
-        continue;
-      }
-      std::optional<Backend> b = BackendFromName(name);
-      if (!b)
-        return Error(fmt::format("unknown backend '{}'; expected {}", name, BackendChoices()));
-      add(*b);
-    }
-  }
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<Backend> out,
+                            ParseNameList<Backend>(names, kNames.size(), BackendFromName,
+                                                   "backend", BackendChoices()));
   if (out.empty()) out.push_back(Backend::kNccl);
   return out;
 }

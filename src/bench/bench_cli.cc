@@ -62,16 +62,7 @@ void AddBenchOptions(CLI::App& app, BenchCliArgs* a) {
   app.add_option("--ctas", c.ctas,
                  fmt::format("CTAs of the nccl-device and nvshmem exchange kernels (default {})",
                              d.ctas));
-  app.add_option("--json", c.json_path, "Write the results as JSON to this file (rank 0)");
-  app.add_option("--timeout", a->timeout,
-                 fmt::format("Give up on a peer or an operation after this long, e.g. 60s, "
-                             "500ms, 2m (default {} s)",
-                             d.timeout.count() / 1000));
-  app.add_option("--launcher", a->launcher,
-                 "auto|local|env|mpi: how processes find each other (default auto)");
-  app.add_option("--port", c.port,
-                 "TCP rendezvous port for --launcher env (default MASTER_PORT, or "
-                 "MASTER_PORT+1 under torchrun)");
+  AddSessionOptions(app, &a->session, &c.json_path, &c.port, d.timeout);
 }
 
 Result<BenchConfig> BuildConfig(const BenchCliArgs& a) {
@@ -114,20 +105,11 @@ Result<BenchConfig> BuildConfig(const BenchCliArgs& a) {
           a.op));
     c.op = *o;
   }
-  if (!a.timeout.empty()) {
-    Result<std::chrono::milliseconds> t = ParseDuration(a.timeout);
-    if (!t.ok()) return UsageError(t.status().message());
-    c.timeout = *t;
-  }
+  COMMLENS_RETURN_IF_ERROR(ApplySessionOptions(a.session, &c.timeout, &c.launcher));
   if (!a.spin_up.empty()) {
     Result<std::chrono::milliseconds> t = ParseDuration(a.spin_up);
     if (!t.ok()) return UsageError(t.status().message());
     c.spin_up = *t;
-  }
-  if (!a.launcher.empty()) {
-    auto l = LauncherFromName(a.launcher);
-    if (!l) return UsageError(fmt::format("unknown launcher '{}'", a.launcher));
-    c.launcher = *l;
   }
   if (!a.backends.empty()) {
     Result<std::vector<Backend>> backends = ParseBackends(a.backends);

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/bench_config.h"
+#include "bench/mode_cli.h"
 #include "common/status.h"
 
 namespace commlens::bench {
@@ -21,9 +22,8 @@ struct BenchCliArgs {
   std::string step_bytes;
   std::string dtype;
   std::string op;
-  std::string timeout;
   std::string spin_up;
-  std::string launcher;
+  SessionCliArgs session;
   std::vector<std::string> backends;
   int check_level = -1;  // nccl-tests' -c N; -1: not given
 };

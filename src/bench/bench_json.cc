@@ -69,6 +69,15 @@ json RunToJson(const RunInfo& r) {
           {"gpus", gpus}};
 }
 
+json BenchFileHeader(const RunInfo& run, std::string_view schema, int version, json units) {
+  json root = RunToJson(run);
+  root["schema"] = schema;
+  root["schema_version"] = version;
+  root["tool"] = {{"name", "commlens"}, {"version", run.tool_version}};
+  root["units"] = std::move(units);
+  return root;
+}
+
 namespace {
 
 json CollectiveToJson(const CollectiveResult& c) {
@@ -263,12 +272,9 @@ CollectiveResult CollectiveFromJson(Reader& rd, const json& j) {
 std::string BenchReportToJson(const BenchReport& report) {
   json collectives = json::array();
   for (const CollectiveResult& c : report.collectives) collectives.push_back(CollectiveToJson(c));
-  json root = RunToJson(report.run);
-  root["schema"] = kBenchSchema;
-  root["schema_version"] = kBenchSchemaVersion;
-  root["tool"] = {{"name", "commlens"}, {"version", report.run.tool_version}};
-  root["units"] = {{"size", "bytes"}, {"time", "microseconds"},
-                   {"bandwidth", "GB/s (1e9 bytes per second)"}};
+  json root = BenchFileHeader(report.run, kBenchSchema, kBenchSchemaVersion,
+                              {{"size", "bytes"}, {"time", "microseconds"},
+                               {"bandwidth", "GB/s (1e9 bytes per second)"}});
   root["timing"] = {
       {"time_us", "host wall clock over iters back-to-back enqueues / iters (nccl-tests)"},
       {"percentiles", "CUDA events per iteration, max over ranks, nearest rank"}};

@@ -2,6 +2,8 @@
 // `commlens bench` file starts with; shared by the collective, moe and jacobi files.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/result.h"
@@ -9,5 +11,8 @@
 namespace commlens::bench {
 
 nlohmann::json RunToJson(const RunInfo& run);
+// RunToJson plus what every file states first: its schema and version, the tool, units.
+nlohmann::json BenchFileHeader(const RunInfo& run, std::string_view schema, int version,
+                               nlohmann::json units);
 
 }  // namespace commlens::bench

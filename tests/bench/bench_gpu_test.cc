@@ -9,20 +9,13 @@
 #include "bench/driver.h"
 #include "bench/errors.h"
 #include "bench/run_bench.h"
+#include "bench/needs_gpu.h"
 
 namespace commlens::bench {
 namespace {
 
-class NeedsGpu : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (VisibleGpuCount() == 0) {
-      std::fprintf(stderr, "bench_gpu_test: no GPU visible, skipped\n");
-      std::_Exit(77);
-    }
-  }
-};
-const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+const auto* const kNeedsGpu =
+    ::testing::AddGlobalTestEnvironment(new NeedsGpu("bench_gpu_test"));
 
 BenchConfig Small(std::vector<model::CommOp> ops) {
   BenchConfig c;

@@ -12,20 +12,13 @@
 #include "bench/driver.h"
 #include "bench/run_bench.h"
 #include "bench/session.h"
+#include "bench/needs_gpu.h"
 
 namespace commlens::bench {
 namespace {
 
-class NeedsGpu : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (VisibleGpuCount() == 0) {
-      std::fprintf(stderr, "exchange_gpu_test: no GPU visible, skipped\n");
-      std::_Exit(77);
-    }
-  }
-};
-const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+const auto* const kNeedsGpu =
+    ::testing::AddGlobalTestEnvironment(new NeedsGpu("exchange_gpu_test"));
 
 bool WantNvshmem() { return std::getenv("COMMLENS_TEST_NVSHMEM") != nullptr; }
 

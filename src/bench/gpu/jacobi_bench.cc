@@ -64,9 +64,7 @@ class JacobiBench {
   }
 
   Status Init();
-  Result<RunInfo> Describe() {
-    return DescribeRun(*s_.boot, s_.launch, {{rank_, device_}}, nranks_, 1);
-  }
+  Result<RunInfo> Describe() { return DescribeOneGpuRun(s_, rank_, device_, nranks_); }
   Result<double> SingleGpu();
   Result<JacobiVariantResult> Run(JacobiVariant variant, double single_us);
 
@@ -100,16 +98,8 @@ Status JacobiBench::Init() {
   Bootstrap& boot = *s_.boot;
   rank_ = boot.rank();
   nranks_ = boot.size();
-  Status local = ValidateForRanks(c_, nranks_);
-  if (!local.ok()) local = UsageError(local.message());
-  COMMLENS_ASSIGN_OR_RETURN(int local_rank, LocalRankOf(s_.launch, boot));
-  Result<int> device = local.ok() ? DeviceForLocalRank(local_rank) : Result<int>(local);
-  if (device.ok()) device_ = *device;
-  COMMLENS_RETURN_IF_ERROR(Agree(boot, device.status(), "GPU setup"));
-  COMMLENS_ASSIGN_OR_RETURN(comm_, InitComm(boot, device_, c_.timeout, s_.watchdog));
-  s_.watchdog.AddAbortHook([this] {
-    if (comm_) ncclCommAbort(comm_.get());
-  });
+  COMMLENS_RETURN_IF_ERROR(OpenOneGpu(boot, s_.launch, ValidateForRanks(c_, nranks_), c_.timeout,
+                                      s_.watchdog, &device_, &comm_));
   Status streams = [&]() -> Status {
     int least = 0, greatest = 0;
     COMMLENS_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -386,8 +376,6 @@ Result<JacobiReport> RunJacobiOnGpus(const JacobiConfig& config, Session& sessio
   COMMLENS_RETURN_IF_ERROR(bench.Init());
   JacobiReport report;
   COMMLENS_ASSIGN_OR_RETURN(report.run, bench.Describe());
-  report.run.tool_version = session.base.tool_version;
-  report.run.start_time = session.base.start_time;
   report.config = config;
   if (config.single_gpu) {
     COMMLENS_ASSIGN_OR_RETURN(report.single_gpu_iteration_us, bench.SingleGpu());

@@ -43,9 +43,7 @@ class MoeBench {
   }
 
   Status Init();
-  Result<RunInfo> Describe() {
-    return DescribeRun(*s_.boot, s_.launch, {{rank_, device_}}, nranks_, 1);
-  }
+  Result<RunInfo> Describe() { return DescribeOneGpuRun(s_, rank_, device_, nranks_); }
   Result<MoeTraffic> Traffic();
   Result<MoeBackendResult> Run(Backend backend);
 
@@ -78,16 +76,8 @@ Status MoeBench::Init() {
   Bootstrap& boot = *s_.boot;
   rank_ = boot.rank();
   nranks_ = boot.size();
-  Status local = ValidateForRanks(c_, nranks_);
-  if (!local.ok()) local = UsageError(local.message());
-  COMMLENS_ASSIGN_OR_RETURN(int local_rank, LocalRankOf(s_.launch, boot));
-  Result<int> device = local.ok() ? DeviceForLocalRank(local_rank) : Result<int>(local);
-  if (device.ok()) device_ = *device;
-  COMMLENS_RETURN_IF_ERROR(Agree(boot, device.status(), "GPU setup"));
-  COMMLENS_ASSIGN_OR_RETURN(comm_, InitComm(boot, device_, c_.timeout, s_.watchdog));
-  s_.watchdog.AddAbortHook([this] {
-    if (comm_) ncclCommAbort(comm_.get());
-  });
+  COMMLENS_RETURN_IF_ERROR(OpenOneGpu(boot, s_.launch, ValidateForRanks(c_, nranks_), c_.timeout,
+                                      s_.watchdog, &device_, &comm_));
   plan_ = PlanMoe(c_, rank_, nranks_);
   const int64_t tb = c_.token_bytes();
   dispatch_.sends = DispatchCopies(plan_, tb);
@@ -265,8 +255,6 @@ Result<MoeReport> RunMoeOnGpus(const MoeConfig& config, Session& session) {
   COMMLENS_RETURN_IF_ERROR(bench.Init());
   MoeReport report;
   COMMLENS_ASSIGN_OR_RETURN(report.run, bench.Describe());
-  report.run.tool_version = session.base.tool_version;
-  report.run.start_time = session.base.start_time;
   report.config = config;
   COMMLENS_ASSIGN_OR_RETURN(report.traffic, bench.Traffic());
   for (Backend backend : config.backends) {

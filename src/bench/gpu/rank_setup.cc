@@ -86,6 +86,20 @@ Result<Comm> InitComm(Bootstrap& boot, int device, std::chrono::milliseconds tim
   return Comm(device, comm);
 }
 
+Status OpenOneGpu(Bootstrap& boot, const LaunchInfo& launch, const Status& valid,
+                  std::chrono::milliseconds timeout, Watchdog& watchdog, int* device, Comm* comm) {
+  COMMLENS_ASSIGN_OR_RETURN(int local_rank, LocalRankOf(launch, boot));
+  Result<int> picked =
+      valid.ok() ? DeviceForLocalRank(local_rank) : Result<int>(UsageError(valid.message()));
+  COMMLENS_RETURN_IF_ERROR(Agree(boot, picked.status(), "GPU setup"));
+  *device = *picked;
+  COMMLENS_ASSIGN_OR_RETURN(*comm, InitComm(boot, *device, timeout, watchdog));
+  watchdog.AddAbortHook([comm] {
+    if (*comm) ncclCommAbort(comm->get());
+  });
+  return OkStatus();
+}
+
 Status WaitForStream(cudaStream_t stream, ncclComm_t comm, std::chrono::milliseconds timeout,
                      const std::string& what, const std::function<void()>& on_failure) {
   const auto deadline = Clock::now() + timeout;
@@ -140,6 +154,18 @@ Result<RunInfo> DescribeRun(Bootstrap& boot, const LaunchInfo& launch,
   for (const GpuInfo& g : run.gpus)
     if (std::find(run.hosts.begin(), run.hosts.end(), g.host) == run.hosts.end())
       run.hosts.push_back(g.host);
+  return run;
+}
+
+}  // namespace commlens::bench::gpu
+
+namespace commlens::bench::gpu {
+
+Result<RunInfo> DescribeOneGpuRun(Session& session, int rank, int device, int nranks) {
+  COMMLENS_ASSIGN_OR_RETURN(RunInfo run,
+                            DescribeRun(*session.boot, session.launch, {{rank, device}}, nranks, 1));
+  run.tool_version = session.base.tool_version;
+  run.start_time = session.base.start_time;
   return run;
 }
 

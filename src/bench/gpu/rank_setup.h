@@ -16,6 +16,7 @@
 #include "bench/gpu/cuda_handles.h"
 #include "bench/launch.h"
 #include "bench/result.h"
+#include "bench/session.h"
 #include "bench/watchdog.h"
 #include "common/status.h"
 
@@ -38,6 +39,14 @@ Result<int> DeviceForLocalRank(int local_rank);
 Result<Comm> InitComm(Bootstrap& boot, int device, std::chrono::milliseconds timeout,
                       Watchdog& watchdog);
 
+// The start of every one-GPU-per-process mode (moe, jacobi): the process's GPU in
+// |device| and a communicator over all processes in |comm|, which the watchdog aborts
+// if a step hangs (|comm| must outlive the watchdog's hooks: clear them first). |valid|
+// is this process's verdict on the configuration for this many ranks (a usage error
+// ends every process). Collective.
+Status OpenOneGpu(Bootstrap& boot, const LaunchInfo& launch, const Status& valid,
+                  std::chrono::milliseconds timeout, Watchdog& watchdog, int* device, Comm* comm);
+
 // Waits for |stream| like nccl-tests (stream query plus NCCL's asynchronous error when
 // |comm| is set), failing after |timeout| instead of hanging; |on_failure| runs first
 // (abort the communicator, say).
@@ -49,5 +58,8 @@ Status WaitForStream(cudaStream_t stream, ncclComm_t comm, std::chrono::millisec
 Result<RunInfo> DescribeRun(Bootstrap& boot, const LaunchInfo& launch,
                             const std::vector<std::pair<int, int>>& rank_devices, int nranks,
                             int gpus_per_process);
+
+// DescribeRun for a one-GPU-per-process mode, with the session's tool version and start.
+Result<RunInfo> DescribeOneGpuRun(Session& session, int rank, int device, int nranks);
 
 }  // namespace commlens::bench::gpu

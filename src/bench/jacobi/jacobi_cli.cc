@@ -1,12 +1,9 @@
 #include "bench/jacobi/jacobi_cli.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "bench/driver.h"
 #include "bench/errors.h"
-#include "bench/session.h"
 
 namespace commlens::bench {
 
@@ -31,12 +28,7 @@ void AddJacobiOptions(CLI::App& app, JacobiCliArgs* a) {
   app.add_option("--check-iters", c.check_iters, "Iterations of the check grid");
   app.add_flag("--single-gpu,!--no-single-gpu", c.single_gpu,
                "Time one GPU on the whole grid for the parallel efficiency (default on)");
-  app.add_option("--json", c.json_path, "Write the results as JSON to this file (process 0)");
-  app.add_option("--timeout", a->timeout,
-                 fmt::format("Give up on a peer or a step after this long (default {} s)",
-                             d.timeout.count() / 1000));
-  app.add_option("--launcher", a->launcher, "auto|local|env|mpi (default auto)");
-  app.add_option("--port", c.port, "TCP rendezvous port for --launcher env");
+  AddSessionOptions(app, &a->session, &c.json_path, &c.port, d.timeout);
 }
 
 Result<JacobiConfig> BuildJacobiConfig(const JacobiCliArgs& a) {
@@ -46,45 +38,17 @@ Result<JacobiConfig> BuildJacobiConfig(const JacobiCliArgs& a) {
     if (!v.ok()) return UsageError(v.status().message());
     c.variants = *v;
   }
-  if (!a.timeout.empty()) {
-    Result<std::chrono::milliseconds> t = ParseDuration(a.timeout);
-    if (!t.ok()) return UsageError(t.status().message());
-    c.timeout = *t;
-  }
-  if (!a.launcher.empty()) {
-    auto l = LauncherFromName(a.launcher);
-    if (!l) return UsageError(fmt::format("unknown launcher '{}'", a.launcher));
-    c.launcher = *l;
-  }
+  COMMLENS_RETURN_IF_ERROR(ApplySessionOptions(a.session, &c.timeout, &c.launcher));
   Status valid = Validate(c);
   if (!valid.ok()) return UsageError(valid.message());
   return c;
 }
 
 int RunJacobiCommand(const JacobiConfig& config, std::string_view tool_version) {
-  std::string who;
-  Result<JacobiReport> report = [&]() -> Result<JacobiReport> {
-    COMMLENS_RETURN_IF_ERROR(GpuSupport());
-    COMMLENS_ASSIGN_OR_RETURN(
-        std::unique_ptr<Session> session,
-        StartSession(config.launcher, config.port, config.timeout, tool_version, &who));
-    COMMLENS_ASSIGN_OR_RETURN(JacobiReport r, RunJacobiOnGpus(config, *session));
-    r.run.end_time = NowUtc();
-    if (session->boot->rank() == 0) {
-      std::fputs(FormatJacobiReport(r).c_str(), stdout);
-      std::fflush(stdout);
-      if (!config.json_path.empty())
-        COMMLENS_RETURN_IF_ERROR(WriteJacobiReport(r, config.json_path));
-    }
-    return r;
-  }();
-  if (!report.ok()) return ReportOutcome("bench jacobi", who, report.status());
-  if (report->WrongTotal() > 0)
-    return ReportOutcome("bench jacobi", who,
-                         Error(fmt::format("{} element(s) differ from the CPU reference",
-                                           report->WrongTotal())),
-                         ExitCode::kWrongResults);
-  return 0;
+  ModeHooks<JacobiReport> hooks{[&config](Session& s) { return RunJacobiOnGpus(config, s); }, FormatJacobiReport,
+                           WriteJacobiReport, "they differ from the CPU reference"};
+  return RunModeCommand("bench jacobi", config.launcher, config.port, config.timeout,
+                        config.json_path, tool_version, hooks);
 }
 
 }  // namespace commlens::bench

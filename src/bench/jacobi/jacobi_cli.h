@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/jacobi/jacobi_config.h"
+#include "bench/mode_cli.h"
 #include "common/status.h"
 
 namespace commlens::bench {
@@ -16,8 +17,7 @@ namespace commlens::bench {
 struct JacobiCliArgs {
   JacobiConfig config;
   std::vector<std::string> variants;
-  std::string timeout;
-  std::string launcher;
+  SessionCliArgs session;
 };
 
 void AddJacobiOptions(CLI::App& app, JacobiCliArgs* args);

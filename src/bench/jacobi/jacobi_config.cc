@@ -1,9 +1,10 @@
 #include "bench/jacobi/jacobi_config.h"
 
-#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
+
+#include "bench/name_list.h"
 
 namespace commlens::bench {
 
@@ -32,28 +33,10 @@ bool UsesNvshmem(JacobiVariant v) {
 }
 
 Result<std::vector<JacobiVariant>> ParseJacobiVariants(const std::vector<std::string>& names) {
-  std::vector<JacobiVariant> out;
-  auto add = [&out](JacobiVariant v) {
-    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-  };
-  for (const std::string& item : names) {
-    std::string_view rest = item;
-    while (!rest.empty()) {
-      size_t comma = rest.find(',');
-      std::string_view name = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      if (name.empty()) continue;
-      if (name == "all") {
-        for (size_t i = 0; i < kNames.size(); ++i) add(static_cast<JacobiVariant>(i));
-        continue;
-      }
-      std::optional<JacobiVariant> v = JacobiVariantFromName(name);
-      if (!v)
-        return Error(fmt::format("unknown variant '{}'; expected {}", name,
-                                 JacobiVariantChoices()));
-      add(*v);
-    }
-  }
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<JacobiVariant> out,
+                            ParseNameList<JacobiVariant>(names, kNames.size(),
+                                                         JacobiVariantFromName, "variant",
+                                                         JacobiVariantChoices()));
   if (out.empty()) out.push_back(JacobiVariant::kNccl);
   return out;
 }

@@ -46,11 +46,7 @@ std::string FormatJacobiReport(const JacobiReport& r) {
 }
 
 std::string JacobiReportToJson(const JacobiReport& r) {
-  json root = RunToJson(r.run);
-  root["schema"] = "commlens.bench.jacobi";
-  root["schema_version"] = 1;
-  root["tool"] = {{"name", "commlens"}, {"version", r.run.tool_version}};
-  root["units"] = {{"time", "microseconds"}};
+  json root = BenchFileHeader(r.run, "commlens.bench.jacobi", 1, {{"time", "microseconds"}});
   const JacobiConfig& c = r.config;
   json variants = json::array();
   for (JacobiVariant v : c.variants) variants.push_back(JacobiVariantName(v));

@@ -7,11 +7,7 @@
 // (local row rows+1).
 #pragma once
 
-#if defined(__CUDACC__)
-#define COMMLENS_HD __host__ __device__ __forceinline__
-#else
-#define COMMLENS_HD inline
-#endif
+#include "bench/host_device.h"
 
 namespace commlens::bench {
 
@@ -22,5 +18,3 @@ COMMLENS_HD float JacobiPoint(const float* a, long long nx, long long iy, long l
 }
 
 }  // namespace commlens::bench
-
-#undef COMMLENS_HD

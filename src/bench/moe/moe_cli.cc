@@ -1,12 +1,9 @@
 #include "bench/moe/moe_cli.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "bench/driver.h"
 #include "bench/errors.h"
-#include "bench/session.h"
 
 namespace commlens::bench {
 
@@ -32,12 +29,7 @@ void AddMoeOptions(CLI::App& app, MoeCliArgs* a) {
   app.add_option("-w,--warmup", c.warmup, fmt::format("Warm-up iterations (default {})", d.warmup));
   app.add_flag("--check,!--no-check", c.check,
                "Check every received and combined element (default on)");
-  app.add_option("--json", c.json_path, "Write the results as JSON to this file (process 0)");
-  app.add_option("--timeout", a->timeout,
-                 fmt::format("Give up on a peer or a step after this long (default {} s)",
-                             d.timeout.count() / 1000));
-  app.add_option("--launcher", a->launcher, "auto|local|env|mpi (default auto)");
-  app.add_option("--port", c.port, "TCP rendezvous port for --launcher env");
+  AddSessionOptions(app, &a->session, &c.json_path, &c.port, d.timeout);
 }
 
 Result<MoeConfig> BuildMoeConfig(const MoeCliArgs& a) {
@@ -47,44 +39,17 @@ Result<MoeConfig> BuildMoeConfig(const MoeCliArgs& a) {
     if (!b.ok()) return UsageError(b.status().message());
     c.backends = *b;
   }
-  if (!a.timeout.empty()) {
-    Result<std::chrono::milliseconds> t = ParseDuration(a.timeout);
-    if (!t.ok()) return UsageError(t.status().message());
-    c.timeout = *t;
-  }
-  if (!a.launcher.empty()) {
-    auto l = LauncherFromName(a.launcher);
-    if (!l) return UsageError(fmt::format("unknown launcher '{}'", a.launcher));
-    c.launcher = *l;
-  }
+  COMMLENS_RETURN_IF_ERROR(ApplySessionOptions(a.session, &c.timeout, &c.launcher));
   Status valid = Validate(c);
   if (!valid.ok()) return UsageError(valid.message());
   return c;
 }
 
 int RunMoeCommand(const MoeConfig& config, std::string_view tool_version) {
-  std::string who;
-  Result<MoeReport> report = [&]() -> Result<MoeReport> {
-    COMMLENS_RETURN_IF_ERROR(GpuSupport());
-    COMMLENS_ASSIGN_OR_RETURN(
-        std::unique_ptr<Session> session,
-        StartSession(config.launcher, config.port, config.timeout, tool_version, &who));
-    COMMLENS_ASSIGN_OR_RETURN(MoeReport r, RunMoeOnGpus(config, *session));
-    r.run.end_time = NowUtc();
-    if (session->boot->rank() == 0) {
-      std::fputs(FormatMoeReport(r).c_str(), stdout);
-      std::fflush(stdout);
-      if (!config.json_path.empty()) COMMLENS_RETURN_IF_ERROR(WriteMoeReport(r, config.json_path));
-    }
-    return r;
-  }();
-  if (!report.ok()) return ReportOutcome("bench moe", who, report.status());
-  if (report->WrongTotal() > 0)
-    return ReportOutcome("bench moe", who,
-                         Error(fmt::format("{} wrong element(s): the exchange returned wrong data",
-                                           report->WrongTotal())),
-                         ExitCode::kWrongResults);
-  return 0;
+  ModeHooks<MoeReport> hooks{[&config](Session& s) { return RunMoeOnGpus(config, s); }, FormatMoeReport,
+                           WriteMoeReport, "the exchange returned wrong data"};
+  return RunModeCommand("bench moe", config.launcher, config.port, config.timeout,
+                        config.json_path, tool_version, hooks);
 }
 
 }  // namespace commlens::bench

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/mode_cli.h"
 #include "bench/moe/moe_config.h"
 #include "common/status.h"
 
@@ -17,8 +18,7 @@ namespace commlens::bench {
 struct MoeCliArgs {
   MoeConfig config;  // numeric options and flags bind to its fields
   std::vector<std::string> backends;
-  std::string timeout;
-  std::string launcher;
+  SessionCliArgs session;
 };
 
 void AddMoeOptions(CLI::App& app, MoeCliArgs* args);

@@ -81,11 +81,9 @@ std::string FormatMoeReport(const MoeReport& r) {
 }
 
 std::string MoeReportToJson(const MoeReport& r) {
-  json root = RunToJson(r.run);
-  root["schema"] = "commlens.bench.moe";
-  root["schema_version"] = 1;
-  root["tool"] = {{"name", "commlens"}, {"version", r.run.tool_version}};
-  root["units"] = {{"time", "microseconds"}, {"bandwidth", "GB/s (1e9 bytes per second)"}};
+  json root = BenchFileHeader(r.run, "commlens.bench.moe", 1,
+                              {{"time", "microseconds"},
+                               {"bandwidth", "GB/s (1e9 bytes per second)"}});
   json backends = json::array();
   for (Backend b : r.config.backends) backends.push_back(BackendName(b));
   const MoeConfig& c = r.config;

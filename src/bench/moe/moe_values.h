@@ -3,11 +3,7 @@
 // sum of up to 64 copies stays exact in bf16 (integers up to 256 are).
 #pragma once
 
-#if defined(__CUDACC__)
-#define COMMLENS_HD __host__ __device__ __forceinline__
-#else
-#define COMMLENS_HD inline
-#endif
+#include "bench/host_device.h"
 
 namespace commlens::bench {
 
@@ -16,5 +12,3 @@ COMMLENS_HD float MoeInputValue(int rank, int token, int h) {
 }
 
 }  // namespace commlens::bench
-
-#undef COMMLENS_HD
