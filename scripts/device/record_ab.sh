@@ -15,6 +15,7 @@ COMMLENS="$BUILD/src/cli/commlens"
 . "$(dirname "$0")/torch_env.sh"
 TAG=${TAG:-}        # a name for this run's folder (record_ab-TAG)
 EVENTS=${EVENTS:-}  # record's --events (COMMLENS_EVENT_MASK words); the default mask when empty
+KSAMPLE=${KSAMPLE:-}  # record's --kernel-sample N: kernel timing for 1 op in N (empty: every op)
 DEST="${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}"
 mkdir -p "$DEST"
 STEPS=${STEPS:-600}
@@ -22,7 +23,8 @@ BLOCK=${BLOCK:-20}
 HZ=${HZ:-100}
 CONTROL="$DEST/control"
 echo 1 > "$CONTROL"
-"$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" ${EVENTS:+--events "$EVENTS"} -- \
+"$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" ${EVENTS:+--events "$EVENTS"} \
+  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} -- \
   "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
   --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" \
   --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1

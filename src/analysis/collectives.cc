@@ -86,12 +86,16 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
         b.size_hi = hi;
         acc.ranks.assign(trace.ranks.size(), 0);
       }
-      const model::TimeNs d = c.end[i] - c.start[i];
+      acc.ranks[ri] = 1;
       ++b.count;
+      if (c.flags[i] & model::kCommNoGpuTiming) {
+        ++b.untimed;
+        continue;
+      }
+      const model::TimeNs d = c.end[i] - c.start[i];
       b.durations.Add(d);
       b.total += d;
       if (c.bytes[i] > 0) b.bytes += c.bytes[i];
-      acc.ranks[ri] = 1;
     }
   }
   for (auto& [key, acc] : buckets) {

@@ -35,6 +35,10 @@ struct CollectiveBucket {
   int64_t size_lo = -1;  // bytes bucket [size_lo, size_hi); -1 when sizes are unknown
   int64_t size_hi = -1;
   uint64_t count = 0;    // operations summed over ranks
+  // Of those, the ones without GPU timing (model::kCommNoGpuTiming: a recording that
+  // sampled kernel timing, --kernel-sample, or an op that never ended): counted, but
+  // their host times stay out of the durations, bytes and bandwidths below.
+  uint64_t untimed = 0;
   int ranks = 0;         // ranks that ran at least one
   model::TimeNs total = 0;
   model::TimeNs p50 = 0;

@@ -72,6 +72,12 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
                                                      : "unknown event word in '" + text + "'";
       })
       ->type_name("LIST");
+  sub->add_option("--kernel-sample", o->capture.kernel_sample,
+                  "Time the kernels of 1 operation in N (1, the default: every one). Per-channel "
+                  "kernel timing is most of the recorder's step-time cost; the others keep "
+                  "host times and are left out of durations and busbw")
+      ->check(CLI::Range(1, 1 << 20))
+      ->type_name("N");
   sub->add_option("--sample-hz", o->sample_hz,
                   "NIC counter readings per second (GPU metrics: at most 10)")
       ->check([](const std::string& text) {

@@ -318,6 +318,7 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                             {"size_min_bytes", b.size_lo},
                             {"size_max_bytes", b.size_hi},
                             {"count", b.count},
+                            {"untimed", b.untimed},
                             {"ranks", b.ranks},
                             {"total_us", Us(b.total)},
                             {"p50_us", Us(b.p50)},

@@ -143,6 +143,34 @@ TEST(Collectives, SizeBucketsAndPercentiles) {
   EXPECT_EQ(Percentile(v, 0), 1);
 }
 
+// Ops without GPU timing (a recording that timed 1 op in N, --kernel-sample) are counted
+// but their host times stay out of the durations and the bandwidth.
+TEST(Collectives, UntimedOpsAreCountedButNotTimed) {
+  model::Trace trace;
+  SyntheticRank s;
+  model::ProcessGroup g;
+  g.name = "0";
+  g.size = 1;
+  const uint32_t gi = s.rank.FindOrAddGroup(g);
+  const uint32_t timed = s.rank.comms.Append(0, 1000, model::CommOp::kAllReduce, {}, 256, 256,
+                                             1 << 20, gi, 0, -1, model::kNoIndex);
+  const uint32_t untimed = s.rank.comms.Append(2000, 2010, model::CommOp::kAllReduce, {}, 256,
+                                               256, 1 << 20, gi, 1, -1, model::kNoIndex);
+  s.rank.comms.flags[untimed] |= model::kCommNoGpuTiming;
+  (void)timed;
+  trace.ranks.push_back(std::move(s.rank));
+  passes::FinishJob(&trace);
+  ActivityWindow w;
+  CollectiveAnalysis c = AnalyzeCollectives(trace, std::vector<const ActivityWindow*>{&w});
+  ASSERT_EQ(c.buckets.size(), 1u);
+  EXPECT_EQ(c.buckets[0].count, 2u);
+  EXPECT_EQ(c.buckets[0].untimed, 1u);
+  EXPECT_EQ(c.buckets[0].total, 1000);
+  EXPECT_EQ(c.buckets[0].bytes, 1 << 20);
+  EXPECT_EQ(c.buckets[0].p50, 1000);
+  EXPECT_NEAR(c.buckets[0].algbw_gbps, (1 << 20) / 1000.0, 1e-9);
+}
+
 TEST(Collectives, BandwidthAndCrossRankWait) {
   model::Trace trace;
   for (int r = 0; r < 2; ++r) {

@@ -218,6 +218,33 @@ TYPED_TEST(PluginAbiTest, CaptureWindowAfterCollectives) {
   EXPECT_TRUE(HasNote(t, "capture window opened"));
 }
 
+// COMMLENS_KERNEL_SAMPLE=4: the plugin switches NCCL's KernelCh bit so that 1 op in 4
+// gets kernel timing; the others are imported with host times and flagged, and the
+// collective analysis leaves them out of durations and busbw.
+TEST(PluginTest, KernelSamplingTimesOneOpInN) {
+  const std::string dir = FreshDir("kernel_sample");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_KERNEL_SAMPLE", "4"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x5A, "s", 1, 2, 0, &g_mask), 0);
+  EXPECT_EQ(LoadMask(&g_mask), kMaskV5 & ~64);  // starts without kernel timing
+  for (int i = 0; i < 16; ++i) nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 16u);
+  int timed = 0;
+  for (uint32_t r = 0; r < 16; ++r) {
+    const bool untimed = (t.comms.flags[r] & model::kCommNoGpuTiming) != 0;
+    // The 4th op's start turns timing on for the 5th, and so on: ops 4, 8, 12 (0-based).
+    const int64_t seq = t.comms.seq[r];  // rows are in time order; seq is the op's number
+    EXPECT_EQ(!untimed, seq % 4 == 0 && seq > 0) << seq;
+    if (!untimed) {
+      ++timed;
+      EXPECT_EQ(t.comms.end[r] - t.comms.start[r], 1000);  // the kernel's timing
+    }
+  }
+  EXPECT_EQ(timed, 3);
+}
+
 TEST(PluginTest, CaptureWindowDurationClosesIt) {
   const std::string dir = FreshDir("duration");
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CAPTURE_DURATION_S", "0.1"}};

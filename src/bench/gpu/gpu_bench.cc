@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -72,6 +73,13 @@ Status GpuBench::SelectDevices(const LaunchInfo& launch) {
   gpus_per_process_ = config_.gpus_per_process > 0
                           ? config_.gpus_per_process
                           : (launch.launcher == Launcher::kLocal && !one_gpu ? visible : 1);
+  if (one_gpu && launch.launcher == Launcher::kLocal && visible > 1 && boot_.rank() == 0)
+    std::fprintf(stderr,
+                 "commlens bench: note: the GPU-initiated backends drive one GPU per process, so "
+                 "this single process uses 1 of the %d visible GPUs; start one process per GPU "
+                 "(torchrun --no-python --nproc-per-node %d commlens bench ...) to exchange "
+                 "between them\n",
+                 visible, visible);
   first_device_ = local_rank_ * gpus_per_process_;
   if (first_device_ + gpus_per_process_ > visible) {
     if (visible != gpus_per_process_)

@@ -1,6 +1,7 @@
 #include "bench/gpu/rank_setup.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 
@@ -93,6 +94,14 @@ Status OpenOneGpu(Bootstrap& boot, const LaunchInfo& launch, const Status& valid
       valid.ok() ? DeviceForLocalRank(local_rank) : Result<int>(UsageError(valid.message()));
   COMMLENS_RETURN_IF_ERROR(Agree(boot, picked.status(), "GPU setup"));
   *device = *picked;
+  int visible = 0;
+  if (launch.launcher == Launcher::kLocal && cudaGetDeviceCount(&visible) == cudaSuccess &&
+      visible > 1)
+    std::fprintf(stderr,
+                 "commlens bench: note: one GPU per process, so this single process uses 1 of "
+                 "the %d visible GPUs; start one process per GPU (torchrun --no-python "
+                 "--nproc-per-node %d commlens bench ...) to run across them\n",
+                 visible, visible);
   COMMLENS_ASSIGN_OR_RETURN(*comm, InitComm(boot, *device, timeout, watchdog));
   watchdog.AddAbortHook([comm] {
     if (*comm) ncclCommAbort(comm->get());

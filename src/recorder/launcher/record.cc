@@ -173,6 +173,8 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
   if (!capture.control.empty())
     set("COMMLENS_CONTROL", fs::absolute(capture.control).lexically_normal().string());
   if (!capture.events.empty()) set("COMMLENS_EVENT_MASK", capture.events);
+  if (capture.kernel_sample)
+    set("COMMLENS_KERNEL_SAMPLE", std::to_string(*capture.kernel_sample));
   return notes;
 }
 

@@ -42,6 +42,7 @@ struct CaptureWindow {
   std::optional<double> duration_s;     // COMMLENS_CAPTURE_DURATION_S
   std::string control;                  // COMMLENS_CONTROL (made absolute)
   std::string events;                   // COMMLENS_EVENT_MASK
+  std::optional<uint32_t> kernel_sample;  // COMMLENS_KERNEL_SAMPLE
 };
 
 struct RecordOptions {

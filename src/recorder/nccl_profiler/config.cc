@@ -102,6 +102,7 @@ RecorderConfig ParseConfig(const EnvLookup& env) {
   if (const char* out = env("COMMLENS_OUT"); out != nullptr && *out != '\0') cfg.out = out;
   ReadUnsigned(env, "COMMLENS_FLUSH_INTERVAL_MS", 1, 3'600'000, &cfg.flush_interval_ms, &cfg);
   ReadUnsigned(env, "COMMLENS_BUFFER_EVENTS", 1, 1u << 16, &cfg.buffer_events, &cfg);
+  ReadUnsigned(env, "COMMLENS_KERNEL_SAMPLE", 1, 1u << 20, &cfg.kernel_sample, &cfg);
   ReadUnsigned(env, "COMMLENS_CAPTURE_AFTER_COLLS", 0, UINT64_MAX, &cfg.capture_after_colls, &cfg);
   ReadSeconds(env, "COMMLENS_CAPTURE_AFTER_S", &cfg.capture_after_s, &cfg);
   ReadSeconds(env, "COMMLENS_CAPTURE_DURATION_S", &cfg.capture_duration_s, &cfg);

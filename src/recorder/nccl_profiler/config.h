@@ -32,6 +32,10 @@ struct RecorderConfig {
   uint32_t flush_interval_ms = 1000;   // COMMLENS_FLUSH_INTERVAL_MS
   uint32_t buffer_events = 16384;      // COMMLENS_BUFFER_EVENTS: slots per pool and comm
   uint32_t event_mask = kDefaultEventMask;  // COMMLENS_EVENT_MASK
+  // COMMLENS_KERNEL_SAMPLE: per-channel kernel timing for 1 op in N (1: every op). The
+  // plugin switches the KernelCh bit of NCCL's activation mask as ops start; the others
+  // keep host times only (the importer flags them kCommNoGpuTiming).
+  uint32_t kernel_sample = 1;
   uint64_t capture_after_colls = 0;    // COMMLENS_CAPTURE_AFTER_COLLS
   double capture_after_s = 0;          // COMMLENS_CAPTURE_AFTER_S
   double capture_duration_s = 0;       // COMMLENS_CAPTURE_DURATION_S, 0 = to the end

@@ -101,6 +101,7 @@ void* StartColl(Context& ctx, const CollArgs& a) {
   const bool recording = session.recording();  // before counting: the op that opens a
   const uint64_t comm_seq = ctx.NextCollSeq();  // capture window is not in it
   session.OnCollSeen();
+  session.OnOpStarted();
   if (!recording) return nullptr;
   OpData d{};
   d.count = a.count;
@@ -120,6 +121,7 @@ void* StartColl(Context& ctx, const CollArgs& a) {
 void* StartP2p(Context& ctx, const P2pArgs& a) {
   const bool send = a.func != nullptr && a.func[0] == 'S';
   const uint64_t comm_seq = ctx.NextP2pSeq(a.peer, send);
+  TheSession().OnOpStarted();
   if (!TheSession().recording()) return nullptr;
   OpData d{};
   d.count = a.count;

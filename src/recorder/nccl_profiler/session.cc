@@ -109,6 +109,8 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   pid_ = getpid();
   abi_version_ = params.abi_version;
   full_mask_ = cfg_.event_mask & supported;
+  kernel_sample_ = (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
+  ops_started_.store(0);
   start_mono_ns_ = MonotonicNs();
   next_index_ = 0;
   live_contexts_ = 0;
@@ -372,10 +374,23 @@ void Session::PollControl() {
   if (prev != kControlOff && next == kControlOff) seq_gaps_.fetch_add(1);
 }
 
+uint32_t Session::RecordingMask() const {
+  // Sampling starts with the kernel bit off; SampleKernels turns it on for 1 op in N.
+  return kernel_sample_ > 1 ? full_mask_ & ~EventBit(EventKind::kKernelCh) : full_mask_;
+}
+
+void Session::SampleKernels() {
+  const uint64_t k = ops_started_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
+  const bool time_next = k % kernel_sample_ == 0;
+  StoreMask(mask_ptr_.load(std::memory_order_relaxed),
+            time_next ? full_mask_ : full_mask_ & ~EventBit(EventKind::kKernelCh));
+}
+
 void Session::ApplyRecordingState() {
   const int control = control_.load();
   const bool rec = window_.load() == kOpen && control == kControlOn;
-  uint32_t mask = rec ? full_mask_ : control == kControlOff ? 0 : kCountOnlyMask;
+  uint32_t mask = rec ? RecordingMask() : control == kControlOff ? 0 : kCountOnlyMask;
   recording_.store(rec, std::memory_order_relaxed);
   StoreMask(mask_ptr_.load(), mask);
 }

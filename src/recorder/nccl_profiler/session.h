@@ -73,6 +73,12 @@ class Session {
   void OnCollSeen() {
     if (count_trigger_) CountTowardsWindow();
   }
+  // Every op start (coll or p2p): with COMMLENS_KERNEL_SAMPLE = N > 1, switches NCCL's
+  // KernelCh bit so that about 1 op in N gets kernel timing. NCCL reads the mask when an
+  // API call starts, so this op's count decides the next op's timing.
+  void OnOpStarted() {
+    if (kernel_sample_ > 1) SampleKernels();
+  }
   int pid() const { return pid_; }
 
  private:
@@ -83,6 +89,8 @@ class Session {
   void RegisterExitHandler();
   void StopSession(native_format::EndReason reason);
   void StopFlusher();
+  void SampleKernels();
+  uint32_t RecordingMask() const;
   void ReleaseContexts();
   bool OpenFile();
   void WriteProcessRecord();
@@ -110,6 +118,8 @@ class Session {
   abi::Logger log_ = nullptr;
   int abi_version_ = 0;
   uint32_t full_mask_ = 0;
+  uint32_t kernel_sample_ = 1;             // cfg_.kernel_sample, copied for the hot path
+  std::atomic<uint64_t> ops_started_{0};  // for the kernel sampling
   int64_t start_mono_ns_ = 0;
 
   // Output. The serializer and the record buffers are under mu_; the file has its own
