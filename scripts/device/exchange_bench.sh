@@ -4,8 +4,8 @@
 # Run from the repository root with a slim portable build carried (default .device/ab,
 # built with -DNVSHMEM_HOME so libcommlens_nvshmem.so sits beside commlens):
 #     scripts/device/exchange_bench.sh          (ONLY="tests a2a moe jacobi errors" picks steps)
-# "tune" and "profile" (the CTA count and an Nsight Systems kernel summary) run only when
-# named. Everything lands in $OUT/exchange/ (one .txt per step, JSON files, steps.txt).
+# "tune", "profile" and "launchers" (the CTA count, an Nsight Systems kernel summary, CUDA
+# graphs on every backend and an mpirun launch) run only when named. Everything lands in $OUT/exchange/ (one .txt per step, JSON files, steps.txt).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${COMMLENS_BUILD:-.device/ab}
@@ -64,6 +64,12 @@ fi
 if wants jacobi; then
   two jacobi 200 jacobi --variant all --json "$R/jacobi.json"
   two jacobi_small 120 jacobi --variant all --nx 4096 --ny 4096 -n 2000 --json "$R/jacobi_small.json"
+fi
+if wants launchers; then  # CUDA graphs on every backend; mpirun instead of torchrun
+  two a2a_graph 120 alltoall --backend all --graph -b 1K -e 16M -f 4 -n 20 -w 2
+  step moe_mpirun 120 mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+    -x NVSHMEM_DISABLE_NVLS -x COMMLENS_NVSHMEM_PLUGIN -x MASTER_ADDR=127.0.0.1 \
+    -x MASTER_PORT=29711 "$C" bench moe --backend all --tokens 512 -n 10
 fi
 if wants tune; then  # the GPU-initiated kernels' CTA count against NCCL at the large sizes
   for ctas in 64 128; do
