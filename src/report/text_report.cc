@@ -220,6 +220,15 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
                         bus);
   }
   *out += "  algbw/busbw in GB/s (nccl-tests definitions; GPU kernel time).\n";
+  uint64_t untimed = 0, count = 0;
+  for (const auto& b : c.buckets) {
+    untimed += b.untimed;
+    count += b.count;
+  }
+  if (untimed > 0)
+    *out += fmt::format("  {} of the {} operations have no GPU timing (recorded with --kernel-sample, "
+                        "or never ended): counted, but left out of total, p50, p99 and bandwidth.\n",
+                        untimed, count);
 
   if (!c.groups.empty()) {
     Heading(out, "Cross-rank: collectives matched by (process group, sequence number)");
