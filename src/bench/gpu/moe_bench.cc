@@ -44,7 +44,8 @@ class MoeBench {
 
   Status Init();
   Result<RunInfo> Describe() { return DescribeOneGpuRun(s_, rank_, device_, nranks_); }
-  Result<MoeTraffic> Traffic();
+  // What the routing means for the traffic; computed once by Init (collective).
+  const MoeTraffic& traffic() const { return traffic_; }
   Result<MoeBackendResult> Run(Backend backend);
 
  private:
@@ -54,6 +55,7 @@ class MoeBench {
                          [this] { ncclCommAbort(comm_.release()); });
   }
   Result<int64_t> CountWrong(bool dispatch);
+  Result<MoeTraffic> ComputeTraffic();
   MoePhaseResult Phase(const std::vector<double>& us, int64_t bytes, int64_t remote_bytes);
 
   const MoeConfig& c_;
@@ -70,6 +72,7 @@ class MoeBench {
   std::vector<Event> events_;  // 3 per timed iteration
   std::unique_ptr<NvshmemSession> shmem_;
   std::unique_ptr<Exchanger> exchanger_;
+  MoeTraffic traffic_;
 };
 
 Status MoeBench::Init() {
@@ -111,10 +114,12 @@ Status MoeBench::Init() {
     COMMLENS_RETURN_IF_ERROR(LaunchMoeFill(tokens_.get(), c_.tokens, c_.hidden, rank_, stream_.get()));
     return Wait("filling the tokens");
   }();
-  return Agree(boot, alloc, "buffer allocation");
+  COMMLENS_RETURN_IF_ERROR(Agree(boot, alloc, "buffer allocation"));
+  COMMLENS_ASSIGN_OR_RETURN(traffic_, ComputeTraffic());
+  return OkStatus();
 }
 
-Result<MoeTraffic> MoeBench::Traffic() {
+Result<MoeTraffic> MoeBench::ComputeTraffic() {
   MoeTraffic t;
   t.token_bytes = c_.token_bytes();
   const double mine[] = {static_cast<double>(plan_.recv_rows()),
@@ -224,7 +229,7 @@ Result<MoeBackendResult> MoeBench::Run(Backend backend) {
   }
   COMMLENS_ASSIGN_OR_RETURN(dispatch, AllReduceMax(boot, dispatch));
   COMMLENS_ASSIGN_OR_RETURN(combine, AllReduceMax(boot, combine));
-  COMMLENS_ASSIGN_OR_RETURN(MoeTraffic traffic, Traffic());
+  const MoeTraffic& traffic = traffic_;
   const int64_t bytes = traffic.max_recv_tokens * tb;
   const int64_t remote = traffic.max_remote_recv_tokens * tb;
   result.dispatch = Phase(dispatch, bytes, remote);
@@ -256,7 +261,7 @@ Result<MoeReport> RunMoeOnGpus(const MoeConfig& config, Session& session) {
   MoeReport report;
   COMMLENS_ASSIGN_OR_RETURN(report.run, bench.Describe());
   report.config = config;
-  COMMLENS_ASSIGN_OR_RETURN(report.traffic, bench.Traffic());
+  report.traffic = bench.traffic();
   for (Backend backend : config.backends) {
     COMMLENS_ASSIGN_OR_RETURN(MoeBackendResult r, bench.Run(backend));
     report.backends.push_back(std::move(r));
