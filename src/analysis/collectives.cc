@@ -146,6 +146,7 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
     }
     if (message) ++groups[g].messages;
     else ++groups[g].matched;
+    if (!model::AllGpuTimed(trace, k)) continue;  // host times: no skew or wait to measure
     model::TimeNs first = INT64_MAX, last = INT64_MIN, first_end = INT64_MAX, last_end = INT64_MIN;
     uint32_t last_rank = 0;
     for (uint32_t j : members) {

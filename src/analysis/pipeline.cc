@@ -300,7 +300,7 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window) {
   for (uint32_t k = 0; k < m.size(); ++k) {
     if (m.kind[k] != model::MatchKind::kP2p) continue;
     InWindowMembers(trace, in_window, k, &members);
-    if (members.size() != 2) continue;
+    if (members.size() != 2 || !model::AllGpuTimed(trace, k)) continue;
     uint32_t send = members[0], recv = members[1];
     if (trace.ranks[m.rank_index[send]].comms.op[m.row[send]] != model::CommOp::kSend) std::swap(send, recv);
     const model::RankTrace& sender = trace.ranks[m.rank_index[send]];

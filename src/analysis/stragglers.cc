@@ -94,7 +94,8 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     if (k == 0 || m.group[k] != m.group[k - 1] || m.kind[k] != m.kind[k - 1])
       std::fill(previous.begin(), previous.end(), model::kNoIndex);
     InWindowMembers(trace, in_window, k, &members);
-    if (m.kind[k] != model::MatchKind::kCollective || members.size() < 2 || members.size() != m.members(k)) {
+    if (m.kind[k] != model::MatchKind::kCollective || members.size() < 2 ||
+        members.size() != m.members(k) || !model::AllGpuTimed(trace, k)) {
       for (uint32_t j : members) previous[m.rank_index[j]] = j;
       continue;
     }

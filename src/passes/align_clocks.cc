@@ -134,7 +134,9 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
     std::vector<Samples> samples(groups);
     std::fill(ref_bound.begin(), ref_bound.end(), 0);
     for (size_t k = 0; k < m.size(); ++k) {
-      if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2) continue;
+      if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2 ||
+          !model::AllGpuTimed(*trace, k))
+        continue;
       const uint32_t j0 = m.first[k];
       if (!IsSymmetric(trace->ranks[m.rank_index[j0]].comms.op[m.row[j0]])) continue;
       // Every pair (a aligned, b of group g) bounds off_g - off_ref to

@@ -93,6 +93,22 @@ TEST(CrossRank, TheLateRankAndComputeThatRanLonger) {
   EXPECT_TRUE(x.hangs.empty());
 }
 
+// A recording that timed the kernels of some ops only (--kernel-sample): the untimed ones
+// carry host enqueue times, so the late-rank analysis judges the timed ones alone.
+TEST(CrossRank, OpsWithoutGpuTimingAreLeftOutOfTheLateRank) {
+  model::Trace t = LateRank(true);
+  for (auto& r : t.ranks)
+    for (uint32_t i = 1; i < r.comms.size(); ++i) r.comms.flags[i] |= model::kCommNoGpuTiming;
+  JobAnalysis a = Analyze(t, {});
+  ASSERT_FALSE(a.cross_rank.stragglers.empty());
+  const Straggler& s = a.cross_rank.stragglers.front();
+  EXPECT_EQ(s.rank, 2);
+  EXPECT_EQ(s.last_arrivals, 1u);  // collective #0, the one timed
+  EXPECT_EQ(s.cost_to_others, 2 * 400 * kUs);
+  ASSERT_EQ(a.collectives.groups.size(), 1u);
+  EXPECT_EQ(a.collectives.groups[0].matched, 5u);  // still matched and counted
+}
+
 TEST(CrossRank, TheLateRankWhoseGpuSatIdle) {
   model::Trace t = LateRank(false);
   JobAnalysis a = Analyze(t, {});
