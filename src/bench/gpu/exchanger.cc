@@ -47,17 +47,14 @@ Status Exchanger::AllToAll(int src, int dst, size_t offset, size_t bytes_per_pee
   const char* send = static_cast<const char*>(buffer(src)) + offset;
   char* recv = static_cast<char*>(buffer(dst)) + offset;
   switch (backend_) {
-    case Backend::kNccl:
-      COMMLENS_NCCL(ncclAlltoAll(send, recv, bytes_per_peer, ncclInt8, comm_, stream));
-      return OkStatus();
     case Backend::kNcclDevice:
       return lsa_->AllToAll(send, dst, offset, bytes_per_peer, stream);
     case Backend::kNvshmem:
       return shmem_->Check(
           shmem_->api().exchange(send, recv, bytes_per_peer, nullptr, ctas_, stream),
           "nvshmem all-to-all");
-    default:
-      return Error("unknown backend");
+    default:  // nccl's alltoall runs through the collective table (gpu/nccl_ops.cc)
+      return Error(fmt::format("no uniform all-to-all on backend {}", BackendName(backend_)));
   }
 }
 

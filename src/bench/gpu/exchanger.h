@@ -4,7 +4,7 @@
 // symmetric heap for nvshmem; every rank allocates the same sizes) and moves bytes
 // between them, uniformly (alltoall) or by a per-peer plan (moe).
 //
-//   nccl         ncclAlltoAll, or grouped ncclSend/ncclRecv per peer (CPU-initiated)
+//   nccl         grouped ncclSend/ncclRecv per peer (CPU-initiated; moe only)
 //   nccl-device  LsaTransport: stores over NVLink from a kernel, LSA barriers around
 //   nvshmem      puts from a kernel, a barrier on the stream after
 #pragma once
@@ -48,7 +48,8 @@ class Exchanger {
 
   // Uniform all-to-all of |bytes_per_peer| from buffer |src| at |offset| (peer p's chunk
   // at offset + p * bytes_per_peer) to buffer |dst| at |offset| (rank r's chunk at
-  // offset + r * bytes_per_peer), as ncclAlltoAll.
+  // offset + r * bytes_per_peer), as ncclAlltoAll. GPU-initiated backends only: NCCL's
+  // alltoall runs through the collective table.
   Status AllToAll(int src, int dst, size_t offset, size_t bytes_per_peer, cudaStream_t stream);
   // Variable exchange from buffer |src| to buffer |dst| by |plan| (offsets relative to
   // the buffers' starts).

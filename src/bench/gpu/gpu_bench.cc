@@ -73,13 +73,7 @@ Status GpuBench::SelectDevices(const LaunchInfo& launch) {
   gpus_per_process_ = config_.gpus_per_process > 0
                           ? config_.gpus_per_process
                           : (launch.launcher == Launcher::kLocal && !one_gpu ? visible : 1);
-  if (one_gpu && launch.launcher == Launcher::kLocal && visible > 1 && boot_.rank() == 0)
-    std::fprintf(stderr,
-                 "commlens bench: note: the GPU-initiated backends drive one GPU per process, so "
-                 "this single process uses 1 of the %d visible GPUs; start one process per GPU "
-                 "(torchrun --no-python --nproc-per-node %d commlens bench ...) to exchange "
-                 "between them\n",
-                 visible, visible);
+  if (one_gpu && launch.launcher == Launcher::kLocal) NoteOneGpuPerProcess(visible);
   first_device_ = local_rank_ * gpus_per_process_;
   if (first_device_ + gpus_per_process_ > visible) {
     if (visible != gpus_per_process_)
@@ -196,7 +190,7 @@ char* GpuBench::RecvOf(const LocalRank& r) const {
 Status GpuBench::StartBackend(Backend backend) {
   exchanger_.reset();
   backend_ = backend;
-  if (backend == Backend::kNccl) return Agree(boot_, OkStatus(), "backend setup");
+  if (backend == Backend::kNccl) return OkStatus();
   if (ranks_.size() != 1)
     return UsageError(fmt::format("--backend {} drives one GPU per process; start one process "
                                   "per GPU (torchrun, mpirun, srun)",
@@ -503,8 +497,6 @@ Status GpuBench::Warmup(const CollectiveSpec& spec, RunFn run) {
 Status GpuBench::RunCollective(const CollectiveSpec& spec, Reporter& reporter, Backend backend) {
   RunFn run = RunnerFor(spec.op);
   if (!run) return Error(fmt::format("no run function for {}", spec.name));
-  if (backend != Backend::kNccl && spec.op != model::CommOp::kAllToAll)
-    return UsageError(fmt::format("--backend {} runs alltoall only", BackendName(backend)));
   COMMLENS_RETURN_IF_ERROR(StartBackend(backend));
   reporter.BeginCollective(spec, config_, nranks_, backend);
   COMMLENS_RETURN_IF_ERROR(SpinUp(spec, run));

@@ -32,7 +32,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kWatchdogSlack{10};
-constexpr int kSegment = 32;  // columns per NVSHMEM signal (nvshmem_plugin.cu)
+constexpr int kSegment = COMMLENS_NVSHMEM_JACOBI_SEGMENT;  // columns per NVSHMEM signal
 
 int Segments(int nx) { return (nx - 2 + kSegment - 1) / kSegment; }
 

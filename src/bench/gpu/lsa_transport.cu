@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "bench/errors.h"

@@ -95,13 +95,8 @@ Status OpenOneGpu(Bootstrap& boot, const LaunchInfo& launch, const Status& valid
   COMMLENS_RETURN_IF_ERROR(Agree(boot, picked.status(), "GPU setup"));
   *device = *picked;
   int visible = 0;
-  if (launch.launcher == Launcher::kLocal && cudaGetDeviceCount(&visible) == cudaSuccess &&
-      visible > 1)
-    std::fprintf(stderr,
-                 "commlens bench: note: one GPU per process, so this single process uses 1 of "
-                 "the %d visible GPUs; start one process per GPU (torchrun --no-python "
-                 "--nproc-per-node %d commlens bench ...) to run across them\n",
-                 visible, visible);
+  if (launch.launcher == Launcher::kLocal && cudaGetDeviceCount(&visible) == cudaSuccess)
+    NoteOneGpuPerProcess(visible);
   COMMLENS_ASSIGN_OR_RETURN(*comm, InitComm(boot, *device, timeout, watchdog));
   watchdog.AddAbortHook([comm] {
     if (*comm) ncclCommAbort(comm->get());
@@ -166,9 +161,14 @@ Result<RunInfo> DescribeRun(Bootstrap& boot, const LaunchInfo& launch,
   return run;
 }
 
-}  // namespace commlens::bench::gpu
-
-namespace commlens::bench::gpu {
+void NoteOneGpuPerProcess(int visible) {
+  if (visible <= 1) return;
+  std::fprintf(stderr,
+               "commlens bench: note: this mode drives one GPU per process, so this single "
+               "process uses 1 of the %d visible GPUs; start one process per GPU (torchrun "
+               "--no-python --nproc-per-node %d commlens bench ...) to run across them\n",
+               visible, visible);
+}
 
 Result<RunInfo> DescribeOneGpuRun(Session& session, int rank, int device, int nranks) {
   COMMLENS_ASSIGN_OR_RETURN(RunInfo run,

@@ -59,6 +59,10 @@ Result<RunInfo> DescribeRun(Bootstrap& boot, const LaunchInfo& launch,
                             const std::vector<std::pair<int, int>>& rank_devices, int nranks,
                             int gpus_per_process);
 
+// Tells a single process on a machine with |visible| > 1 GPUs that it uses one of them
+// (stderr), and how to start one process per GPU instead.
+void NoteOneGpuPerProcess(int visible);
+
 // DescribeRun for a one-GPU-per-process mode, with the session's tool version and start.
 Result<RunInfo> DescribeOneGpuRun(Session& session, int rank, int device, int nranks);
 

@@ -22,6 +22,8 @@ extern "C" {
 #endif
 
 #define COMMLENS_NVSHMEM_UID_BYTES 128
+/* Columns per warp in the Jacobi boundary kernel, and so per nvshmem-nb signal. */
+#define COMMLENS_NVSHMEM_JACOBI_SEGMENT 32
 
 typedef struct {
   int64_t src_offset; /* the same layout as commlens::bench::PeerCopy */

@@ -33,7 +33,8 @@ using commlens::bench::JacobiPoint;
 using commlens::bench::gpu::ShareOf;
 
 constexpr int kThreads = 512;
-constexpr int kJacobiBx = 32;  // one warp per row segment
+constexpr int kJacobiBx = COMMLENS_NVSHMEM_JACOBI_SEGMENT;  // one warp per row segment
+static_assert(kJacobiBx == 32, "a segment is one warp");
 
 thread_local std::string g_error;
 bool g_initialized = false;
