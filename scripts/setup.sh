@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES=(build-essential cmake ninja-build pkg-config git
   libsimdjson-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libsqlite3-dev zlib1g-dev libzstd-dev libhwloc-dev libopenmpi-dev openmpi-bin
+  libsqlite3-dev zlib1g-dev libisal-dev libzstd-dev libhwloc-dev libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   chromium)  # the HTML report's browser test
 # Node.js and npm (the HTML report's chart library comes from npm): Debian's packages

@@ -1,13 +1,12 @@
 #include "importers/common/chunked_source.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "common/file.h"
 #include "common/strings.h"
+#include "importers/common/gzip_inflater.h"
 
 namespace commlens::importers {
 
@@ -26,12 +25,7 @@ struct ChunkedSource::State {
   bool gzipped = false;
   bool finished = false;          // the last gzip member ended
   uint64_t decoded = 0;
-  z_stream zs{};
-  bool z_ready = false;
-
-  ~State() {
-    if (z_ready) inflateEnd(&zs);
-  }
+  std::unique_ptr<GzipInflater> inflater;  // gzipped input only
   size_t avail() const { return in_len - static_cast<size_t>(next - in); }
 
   // Makes more compressed bytes available after the unread ones. False when none are.
@@ -66,36 +60,27 @@ struct ChunkedSource::State {
         COMMLENS_ASSIGN_OR_RETURN(bool more, Refill());
         if (!more && avail() == 0) return Truncated();
       }
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(next));
-      zs.avail_in = static_cast<uInt>(std::min<size_t>(avail(), 1u << 30));
-      uInt room = static_cast<uInt>(std::min<size_t>(n - produced, 1u << 30));
-      zs.next_out = reinterpret_cast<Bytef*>(out + produced);
-      zs.avail_out = room;
-      const uInt fed = zs.avail_in;
-      int rc = inflate(&zs, Z_NO_FLUSH);
-      next += fed - zs.avail_in;
-      produced += room - zs.avail_out;
-      decoded += room - zs.avail_out;
-      if (rc == Z_STREAM_END) {
+      GzipInflater::Step step = inflater->Inflate(next, avail(), out + produced, n - produced);
+      next += step.consumed;
+      produced += step.produced;
+      decoded += step.produced;
+      if (step.error)
+        return Error(name + ": gzip error at compressed byte " + std::to_string(Offset()) + ": " + step.error);
+      if (step.member_end) {
         // Another member may follow (concatenated gzip files are valid gzip); anything
         // else after the last member is ignored, as gzip does.
         if (avail() < 2) COMMLENS_RETURN_IF_ERROR(Refill().status());
         if (avail() >= 2 && static_cast<unsigned char>(next[0]) == 0x1f &&
             static_cast<unsigned char>(next[1]) == 0x8b) {
-          inflateReset(&zs);
+          inflater->NextMember();
         } else {
           finished = true;
         }
         continue;
       }
-      if (rc == Z_BUF_ERROR && avail() == 0) {
+      if (step.consumed == 0 && step.produced == 0) {  // the engine needs more input than is here
         COMMLENS_ASSIGN_OR_RETURN(bool more, Refill());
-        if (!more && avail() == 0) return Truncated();
-        continue;
-      }
-      if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        std::string why = zs.msg ? zs.msg : "corrupt data";
-        return Error(name + ": gzip error at compressed byte " + std::to_string(Offset()) + ": " + why);
+        if (!more) return Truncated();
       }
     }
     return produced;
@@ -155,8 +140,8 @@ Result<ChunkedSource> ChunkedSource::Start(std::unique_ptr<State> s) {
   if (!s->gzipped && EndsWith(s->name, ".gz"))
     return Error(s->name + ": named .gz but is not gzip data (no gzip magic at byte 0)");
   if (s->gzipped) {
-    if (inflateInit2(&s->zs, 15 + 16) != Z_OK) return Error(s->name + ": cannot initialise zlib");
-    s->z_ready = true;  // |zs| points back at itself: State never moves (held by pointer)
+    s->inflater = std::make_unique<GzipInflater>();
+    if (!s->inflater->ok()) return Error(s->name + ": cannot start the gzip decoder");
   }
   return ChunkedSource(std::move(s));
 }

@@ -1,7 +1,7 @@
 // A trace file read front to back in bounded chunks, gunzipped on the fly when it starts
 // with the gzip magic (every member of a multi-member file). Memory: one compressed chunk
-// (kChunkBytes) plus zlib's window, whatever the file's size; the decoded bytes go
-// straight into the caller's buffer. Only regular files are read (common/file.h).
+// (kChunkBytes) plus the gzip decoder's window (gzip_inflater.h), whatever the file's
+// size; the decoded bytes go straight into the caller's buffer. Only regular files are read (common/file.h).
 //
 // Errors name the file: a ".gz" name without the magic, a corrupt stream (with the
 // compressed byte offset) or one cut short, as DecodeInput (input_file.h) reports them.

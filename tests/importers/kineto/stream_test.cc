@@ -173,6 +173,66 @@ TEST(KinetoStream, GzipErrorsNameTheFileAndOffset) {
   EXPECT_NE(r.status().message().find("named .gz but is not gzip"), std::string::npos);
 }
 
+// Bytes that deflate barely shrinks: members far larger than one compressed chunk.
+std::string Noise(size_t n, uint64_t seed) {
+  std::string s(n, '\0');
+  for (char& c : s) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    c = static_cast<char>(seed >> 56);
+  }
+  return s;
+}
+
+std::string ReadThrough(ChunkedSource& source, size_t piece, Status* status) {
+  std::string out, buffer(piece, '\0');
+  while (true) {
+    Result<size_t> got = source.Read(buffer.data(), piece);
+    if (!got.ok()) {
+      *status = got.status();
+      return out;
+    }
+    if (*got == 0) return out;
+    out.append(buffer.data(), *got);
+  }
+}
+
+// From a file, in compressed chunks: members end anywhere in a chunk, and a member's
+// trailer (CRC32, length) is checked whichever engine decodes (gzip_inflater.h).
+TEST(ChunkedSource, MembersAcrossChunksAndCheckedTrailers) {
+  std::string a = Noise(700 << 10, 1), b = Noise(300 << 10, 2) + Sample(false, 10);
+  std::string gz = Gzip(a) + Gzip(b);
+  ASSERT_GT(gz.size(), 3 * ChunkedSource::kChunkBytes);
+  std::string path = ::testing::TempDir() + "/members.json.gz";
+  std::ofstream(path, std::ios::binary) << gz;
+  for (size_t piece : {size_t{1} << 10, size_t{3} << 20}) {
+    Result<ChunkedSource> source = ChunkedSource::Open(path);
+    ASSERT_TRUE(source.ok()) << source.status().message();
+    Status status;
+    std::string out = ReadThrough(*source, piece, &status);
+    ASSERT_TRUE(status.ok()) << status.message();
+    EXPECT_TRUE(out == a + b) << "piece " << piece;
+    EXPECT_EQ(source->decoded_bytes(), a.size() + b.size());
+  }
+  // A wrong CRC32 in the first member's trailer: an error at the trailer's offset.
+  std::string bad_crc = gz;
+  size_t trailer = Gzip(a).size() - 8;
+  bad_crc[trailer] = static_cast<char>(bad_crc[trailer] ^ 1);
+  Result<ChunkedSource> crc = ChunkedSource::FromMemory(bad_crc, "crc.json.gz");
+  ASSERT_TRUE(crc.ok());
+  Status status;
+  ReadThrough(*crc, 1 << 16, &status);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("crc.json.gz: gzip error at compressed byte "), std::string::npos)
+      << status.message();
+  // Cut inside the second member's trailer: truncated, not silently short.
+  Result<ChunkedSource> cut = ChunkedSource::FromMemory(std::string_view(gz).substr(0, gz.size() - 3), "cut.json.gz");
+  ASSERT_TRUE(cut.ok());
+  status = OkStatus();
+  ReadThrough(*cut, 1 << 16, &status);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("gzip data ends early"), std::string::npos) << status.message();
+}
+
 TEST(KinetoStream, ShippedTracesGiveTheSameModel) {
   for (std::string job : {"ddp", "fsdp", "moe"}) {
     std::string dir = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/" + job;
