@@ -14,67 +14,9 @@ namespace ondemand = simdjson::ondemand;
 
 namespace {
 
-bool ReadString(ondemand::value value, std::string_view* out) {
-  return value.get_string().get(*out) == SUCCESS;
-}
-
-bool ReadTime(ondemand::value value, int64_t* ns) {
-  return MicrosTextToNanos(value.raw_json_token(), ns);
-}
-
-// pid/tid: integers, or strings for the synthetic "Spans" rows (those get -1).
-void ReadId(ondemand::value value, int64_t* out) {
-  if (!ReadInt(value, out)) *out = -1;
-}
-
-error_code ParseArgs(ondemand::value value, KinetoEvent* e) {
-  ondemand::object args;
-  if (value.get_object().get(args) != SUCCESS) {
-    e->bad_field = "args";
-    return SUCCESS;
-  }
-  KinetoCollectiveArgs& c = e->coll;
-  for (auto result : args) {
-    ondemand::field field;
-    error_code err = std::move(result).get(field);
-    if (err) return err;
-    std::string_view key = FieldKey(field);
-    ondemand::value v = field.value();
-    bool ok = true;
-    if (key == keys::kCorrelation) ok = ReadInt(v, &e->correlation);
-    else if (key == keys::kStream) ok = ReadInt(v, &e->stream);
-    else if (key == keys::kDevice) ok = ReadInt(v, &e->device);
-    else if (key == keys::kBytes) ok = ReadInt(v, &e->bytes);
-    else if (key.size() < 4) continue;  // the keys below are all longer
-    else if (key == keys::kArgName) ok = ReadString(v, &e->label);
-    else if (key == keys::kCollectiveName) ok = ReadString(v, &c.name);
-    else if (key == keys::kInMsgNelems) ok = ReadInt(v, &c.in_elems);
-    else if (key == keys::kOutMsgNelems) ok = ReadInt(v, &c.out_elems);
-    else if (key == keys::kGroupSize) ok = ReadInt(v, &c.group_size);
-    else if (key == keys::kDtype) ok = ReadString(v, &c.dtype);
-    else if (key == keys::kProcessGroupName) ok = ReadString(v, &c.group_name);
-    else if (key == keys::kProcessGroupDesc) ok = ReadString(v, &c.group_desc);
-    else if (key == keys::kProcessGroupRanks) ok = ReadString(v, &c.group_ranks);
-    else if (key == keys::kSeq) ok = ReadInt(v, &c.seq);
-    else if (key == keys::kSrcRank) ok = ReadInt(v, &c.src_rank);
-    else if (key == keys::kDstRank) ok = ReadInt(v, &c.dst_rank);
-    if (!ok) e->bad_field = "args";
-  }
-  return SUCCESS;
-}
-
-// Whether the table writer uses this event's args. Host operators, Python functions and
-// user annotations are kept by name and time alone; their args (input shapes, ids,
-// sequence numbers: most of a trace's keys) are skipped unread. Kineto writes "ph" and
-// "cat" before "args"; an event that lists them later has its args read.
-bool ArgsAreRead(const KinetoEvent& e) {
-  if (e.ph != 'X' || e.cat.empty()) return true;
-  return e.cat != keys::kCatCpuOp && e.cat != keys::kCatPythonFunction && e.cat != keys::kCatUserAnnotation;
-}
-
-}  // namespace
-
-std::string_view FieldKey(ondemand::field& field) {
+// The hot helpers, inlined into the field loops: a call per field that takes the field
+// through memory cost more than the key's bytes themselves (a store-forwarding stall).
+[[gnu::always_inline]] inline std::string_view KeyOf(ondemand::field& field) {
   const char* raw = field.key().raw();
   const char* p = raw;
   while (*p != '"') {
@@ -88,9 +30,8 @@ std::string_view FieldKey(ondemand::field& field) {
   return {raw, static_cast<size_t>(p - raw)};
 }
 
-bool ReadInt(ondemand::value value, int64_t* out) {
-  // Integers are the common case: tried first, the value's type is asked only when not.
-  if (value.get_int64().get(*out) == SUCCESS) return true;
+// Integers written otherwise: as doubles, or as strings of digits.
+[[gnu::noinline]] bool IntOfOther(ondemand::value value, int64_t* out) {
   ondemand::json_type type;
   if (value.type().get(type) != SUCCESS) return false;
   if (type == ondemand::json_type::number) {
@@ -114,12 +55,82 @@ bool ReadInt(ondemand::value value, int64_t* out) {
   return false;
 }
 
+// Integers are the common case: tried first, the value's type is asked only when not.
+[[gnu::always_inline]] inline bool IntOf(ondemand::value value, int64_t* out) {
+  if (value.get_int64().get(*out) == SUCCESS) return true;
+  return IntOfOther(value, out);
+}
+
+[[gnu::always_inline]] inline bool ReadString(ondemand::value value, std::string_view* out) {
+  return value.get_string().get(*out) == SUCCESS;
+}
+
+[[gnu::always_inline]] inline bool ReadTime(ondemand::value value, int64_t* ns) {
+  return MicrosTextToNanos(value.raw_json_token(), ns);
+}
+
+// pid/tid: integers, or strings for the synthetic "Spans" rows (those get -1).
+[[gnu::always_inline]] inline void ReadId(ondemand::value value, int64_t* out) {
+  if (!IntOf(value, out)) *out = -1;
+}
+
+error_code ParseArgs(ondemand::value value, KinetoEvent* e) {
+  ondemand::object args;
+  if (value.get_object().get(args) != SUCCESS) {
+    e->bad_field = "args";
+    return SUCCESS;
+  }
+  KinetoCollectiveArgs& c = e->coll;
+  for (auto result : args) {
+    ondemand::field field;
+    error_code err = std::move(result).get(field);
+    if (err) return err;
+    std::string_view key = KeyOf(field);
+    ondemand::value v = field.value();
+    bool ok = true;
+    if (key == keys::kCorrelation) ok = IntOf(v, &e->correlation);
+    else if (key == keys::kStream) ok = IntOf(v, &e->stream);
+    else if (key == keys::kDevice) ok = IntOf(v, &e->device);
+    else if (key == keys::kBytes) ok = IntOf(v, &e->bytes);
+    else if (key.size() < 4) continue;  // the keys below are all longer
+    else if (key == keys::kArgName) ok = ReadString(v, &e->label);
+    else if (key == keys::kCollectiveName) ok = ReadString(v, &c.name);
+    else if (key == keys::kInMsgNelems) ok = IntOf(v, &c.in_elems);
+    else if (key == keys::kOutMsgNelems) ok = IntOf(v, &c.out_elems);
+    else if (key == keys::kGroupSize) ok = IntOf(v, &c.group_size);
+    else if (key == keys::kDtype) ok = ReadString(v, &c.dtype);
+    else if (key == keys::kProcessGroupName) ok = ReadString(v, &c.group_name);
+    else if (key == keys::kProcessGroupDesc) ok = ReadString(v, &c.group_desc);
+    else if (key == keys::kProcessGroupRanks) ok = ReadString(v, &c.group_ranks);
+    else if (key == keys::kSeq) ok = IntOf(v, &c.seq);
+    else if (key == keys::kSrcRank) ok = IntOf(v, &c.src_rank);
+    else if (key == keys::kDstRank) ok = IntOf(v, &c.dst_rank);
+    if (!ok) e->bad_field = "args";
+  }
+  return SUCCESS;
+}
+
+// Whether the table writer uses this event's args. Host operators, Python functions and
+// user annotations are kept by name and time alone; their args (input shapes, ids,
+// sequence numbers: most of a trace's keys) are skipped unread. Kineto writes "ph" and
+// "cat" before "args"; an event that lists them later has its args read.
+bool ArgsAreRead(const KinetoEvent& e) {
+  if (e.ph != 'X' || e.cat.empty()) return true;
+  return e.cat != keys::kCatCpuOp && e.cat != keys::kCatPythonFunction && e.cat != keys::kCatUserAnnotation;
+}
+
+}  // namespace
+
+std::string_view FieldKey(ondemand::field& field) { return KeyOf(field); }
+
+bool ReadInt(ondemand::value value, int64_t* out) { return IntOf(value, out); }
+
 error_code ParseKinetoEvent(ondemand::object& object, KinetoEvent* e) {
   for (auto result : object) {
     ondemand::field field;
     error_code err = std::move(result).get(field);
     if (err) return err;
-    std::string_view key = FieldKey(field);
+    std::string_view key = KeyOf(field);
     if (key.empty()) continue;
     ondemand::value v = field.value();
     switch (key[0]) {
@@ -153,7 +164,7 @@ error_code ParseKinetoEvent(ondemand::object& object, KinetoEvent* e) {
         }
         break;
       case 'i':
-        if (key == keys::kId && !ReadInt(v, &e->id)) e->bad_field = "id";
+        if (key == keys::kId && !IntOf(v, &e->id)) e->bad_field = "id";
         break;
       case 'a':
         if (key == keys::kArgs && ArgsAreRead(*e)) {

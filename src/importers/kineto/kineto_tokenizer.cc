@@ -2,8 +2,9 @@
 
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define COMMLENS_SCAN_AVX2 1
 #endif
 
 namespace commlens::importers {
@@ -16,47 +17,99 @@ struct BlockMasks {
 
 // Bit i of each mask: byte i of the 64-byte block at |p| is that character. '{' and '['
 // differ only in bit 0x20, as do '}' and ']': one compare each after OR-ing it in.
-BlockMasks Classify(const char* p) {
-  BlockMasks m{};
+struct PortableClassifier {
+  static BlockMasks Classify(const char* p) {
+    BlockMasks m{};
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
-  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), lower = _mm_set1_epi8(0x20);
-  for (int i = 0; i < 4; ++i) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-    __m128i folded = _mm_or_si128(v, lower);
-    int shift = 16 * i;
-    m.quote |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))) << shift;
-    m.backslash |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)))) << shift;
-    m.open |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)))) << shift;
-    m.close |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)))) << shift;
-  }
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), lower = _mm_set1_epi8(0x20);
+    for (int i = 0; i < 4; ++i) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+      __m128i folded = _mm_or_si128(v, lower);
+      int shift = 16 * i;
+      m.quote |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))} << shift;
+      m.backslash |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)))} << shift;
+      m.open |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, open)))} << shift;
+      m.close |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(folded, close)))} << shift;
+    }
 #else
-  for (int i = 0; i < 64; ++i) {
-    uint64_t bit = uint64_t{1} << i;
-    char c = p[i];
-    if (c == '"') m.quote |= bit;
-    else if (c == '\\') m.backslash |= bit;
-    else if (c == '{' || c == '[') m.open |= bit;
-    else if (c == '}' || c == ']') m.close |= bit;
-  }
+    for (int i = 0; i < 64; ++i) {
+      uint64_t bit = uint64_t{1} << i;
+      char c = p[i];
+      if (c == '"') m.quote |= bit;
+      else if (c == '\\') m.backslash |= bit;
+      else if (c == '{' || c == '[') m.open |= bit;
+      else if (c == '}' || c == ']') m.close |= bit;
+    }
 #endif
-  return m;
-}
+    return m;
+  }
+  // Bit i set: an odd number of bits at or below i are set in |x|.
+  static uint64_t PrefixXor(uint64_t x) {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+  }
+};
 
-// Bit i set: an odd number of bits at or below i are set in |x|.
-uint64_t PrefixXor(uint64_t x) {
-  x ^= x << 1;
-  x ^= x << 2;
-  x ^= x << 4;
-  x ^= x << 8;
-  x ^= x << 16;
-  x ^= x << 32;
-  return x;
-}
+#if COMMLENS_SCAN_AVX2
+// The same masks from two 32-byte compares per character (about half the work), and
+// the prefix XOR in one instruction.
+struct Avx2Classifier {
+  __attribute__((target("avx2"))) static BlockMasks Classify(const char* p) {
+    const __m256i quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\');
+    const __m256i open = _mm256_set1_epi8('{'), close = _mm256_set1_epi8('}'), lower = _mm256_set1_epi8(0x20);
+    __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    auto mask = [](__m256i a, __m256i b) __attribute__((target("avx2"))) {
+      return uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(a))} |
+             uint64_t{static_cast<uint32_t>(_mm256_movemask_epi8(b))} << 32;
+    };
+    __m256i lo_folded = _mm256_or_si256(lo, lower), hi_folded = _mm256_or_si256(hi, lower);
+    BlockMasks m;
+    m.quote = mask(_mm256_cmpeq_epi8(lo, quote), _mm256_cmpeq_epi8(hi, quote));
+    m.backslash = mask(_mm256_cmpeq_epi8(lo, backslash), _mm256_cmpeq_epi8(hi, backslash));
+    m.open = mask(_mm256_cmpeq_epi8(lo_folded, open), _mm256_cmpeq_epi8(hi_folded, open));
+    m.close = mask(_mm256_cmpeq_epi8(lo_folded, close), _mm256_cmpeq_epi8(hi_folded, close));
+    return m;
+  }
+  // The same prefix XOR as one carry-less multiply by all ones.
+  __attribute__((target("pclmul"))) static uint64_t PrefixXor(uint64_t x) {
+    __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)), _mm_set1_epi8(-1), 0);
+    return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
+  }
+};
+#endif
 
 }  // namespace
 
 void EventScanner::Scan(const char* data, size_t end, bool at_end) {
+#if COMMLENS_SCAN_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
+  if (avx2) return ScanAvx2(data, end, at_end);
+#endif
+  ScanPortable(data, end, at_end);
+}
+
+#if COMMLENS_SCAN_AVX2
+// flatten: the block loop and the AVX2 classifier are compiled into this one function.
+__attribute__((target("avx2,pclmul"), flatten)) void EventScanner::ScanAvx2(const char* data, size_t end, bool at_end) {
+  ScanBlocks<Avx2Classifier>(data, end, at_end);
+}
+#else
+void EventScanner::ScanAvx2(const char* data, size_t end, bool at_end) { ScanPortable(data, end, at_end); }
+#endif
+
+void EventScanner::ScanPortable(const char* data, size_t end, bool at_end) {
+  ScanBlocks<PortableClassifier>(data, end, at_end);
+}
+
+template <class Classifier>
+void EventScanner::ScanBlocks(const char* data, size_t end, bool at_end) {
   alignas(64) char tail[64];
   while (close_ == kNotFound && pos_ < end) {
     const char* block = data + pos_;
@@ -69,7 +122,7 @@ void EventScanner::Scan(const char* data, size_t end, bool at_end) {
     } else {
       n = 64;
     }
-    BlockMasks m = Classify(block);
+    BlockMasks m = Classifier::Classify(block);
     // Escapes are rare in traces: walk the backslashes one by one. A backslash escapes
     // the byte after it, itself included (a "\\" pair escapes nothing further).
     uint64_t escaped = escape_carry_ ? 1 : 0;
@@ -86,7 +139,7 @@ void EventScanner::Scan(const char* data, size_t end, bool at_end) {
       bs &= bs - 1;
     }
     uint64_t quotes = m.quote & ~escaped;
-    uint64_t inside = PrefixXor(quotes) ^ in_string_;
+    uint64_t inside = Classifier::PrefixXor(quotes) ^ in_string_;
     in_string_ = static_cast<uint64_t>(static_cast<int64_t>(inside) >> 63);
     uint64_t brackets = (m.open | m.close) & ~inside;
     if (n < 64) brackets &= (uint64_t{1} << n) - 1;

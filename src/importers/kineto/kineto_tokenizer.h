@@ -47,6 +47,13 @@ class EventScanner {
   void ForgetCut() { cut_ = kNotFound; }
 
  private:
+  // Scan with the block classifier |Classifier| (kineto_tokenizer.cc): one instance for
+  // any x86-64 (SSE2), one for AVX2 machines, chosen once at run time.
+  template <class Classifier>
+  void ScanBlocks(const char* data, size_t end, bool at_end);
+  void ScanAvx2(const char* data, size_t end, bool at_end);
+  void ScanPortable(const char* data, size_t end, bool at_end);
+
   size_t pos_;
   size_t cut_ = kNotFound;
   size_t close_ = kNotFound;
