@@ -144,6 +144,20 @@ const char* kTrace = R"JSON({
   "traceName": "rank3.json"
 })JSON";
 
+// PyTorch's "Seq" (a group's collective number, alike on every member) is kept: the
+// ops are matched across ranks by it.
+TEST(KinetoImporter, KeepsTheCollectiveSeqNumber) {
+  std::string text = kTrace;
+  const std::string at = "\"Process Group Ranks\": \"[0, 1, 2, 3]\"}}";
+  size_t pos = text.find(at);
+  ASSERT_NE(pos, std::string::npos);
+  text.insert(pos + at.size() - 2, ", \"Seq\": 41");
+  Result<model::RankTrace> r = ImportText(text);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->comms.size(), 1u);
+  EXPECT_EQ(r->comms.seq[0], 41);
+}
+
 TEST(KinetoImporter, WritesTablesFromARealShapedTrace) {
   Result<model::RankTrace> r = ImportText(kTrace);
   ASSERT_TRUE(r.ok()) << r.status().message();
