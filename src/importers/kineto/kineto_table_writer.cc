@@ -1,6 +1,7 @@
 #include "importers/kineto/kineto_table_writer.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "importers/kineto/kineto_keys.h"
@@ -81,6 +82,22 @@ std::vector<int> ParseRankList(std::string_view text, bool* out_of_range) {
   return ranks;
 }
 
+model::StringId KinetoTableWriter::InternName(std::string_view name) {
+  if (name.empty()) return {};  // id 0: the empty string
+  // The slot: length, first and last bytes (names differ at one end or the other).
+  uint64_t head = 0, tail = 0;
+  size_t n = std::min<size_t>(name.size(), 8);
+  std::memcpy(&head, name.data(), n);
+  std::memcpy(&tail, name.data() + name.size() - n, n);
+  uint64_t h = (head * 0x9e3779b97f4a7c15ull) ^ (tail + name.size()) * 0xc2b2ae3d27d4eb4full;
+  CachedName& slot = names_[(h >> 40) % names_.size()];
+  if (slot.text.size() == name.size() && std::memcmp(slot.text.data(), name.data(), name.size()) == 0)
+    return slot.id;
+  model::StringId id = rank_->strings.Intern(name);
+  slot = {rank_->strings.Get(id), id};
+  return id;
+}
+
 void KinetoTableWriter::Add(const KinetoEvent& e, uint64_t offset) {
   if ((e.has_ts && !TimeInRange(e.ts_ns)) || (e.has_dur && !TimeInRange(e.dur_ns))) {
     rank_->stats.Count(ImportIssue::kMalformedEvent, offset, Head(e.name) + ": time out of range");
@@ -108,7 +125,7 @@ void KinetoTableWriter::Add(const KinetoEvent& e, uint64_t offset) {
         rank_->stats.Count(ImportIssue::kMissingTime, offset, Head(e.name) + ": no ts");
         return;
       }
-      rank_->annotations.Append(e.ts_ns, e.ts_ns, rank_->strings.Intern(e.name), {}, e.pid, e.tid, -1);
+      rank_->annotations.Append(e.ts_ns, e.ts_ns, InternName(e.name), {}, e.pid, e.tid, -1);
       return;
     case 0:
       rank_->stats.Count(ImportIssue::kMalformedEvent, offset, "event without ph");
@@ -148,14 +165,14 @@ void KinetoTableWriter::AddComplete(const KinetoEvent& e, uint64_t offset) {
       if (e.stream >= 0) AddGpuActivity(e, ActivityKind::kSync);
       return;
     case Category::kHost:
-      rank_->host.Append(e.ts_ns, end, rank_->strings.Intern(e.name), e.pid, e.tid, e.correlation,
+      rank_->host.Append(e.ts_ns, end, InternName(e.name), e.pid, e.tid, e.correlation,
                          info.host_kind);
       return;
     case Category::kAnnotation:
-      rank_->annotations.Append(e.ts_ns, end, rank_->strings.Intern(e.name), {}, e.pid, e.tid, -1);
+      rank_->annotations.Append(e.ts_ns, end, InternName(e.name), {}, e.pid, e.tid, -1);
       return;
     case Category::kGpuAnnotation:  // projected onto a GPU stream: pid is the device, tid the stream
-      rank_->annotations.Append(e.ts_ns, end, rank_->strings.Intern(e.name), {}, e.pid, e.tid,
+      rank_->annotations.Append(e.ts_ns, end, InternName(e.name), {}, e.pid, e.tid,
                                 static_cast<int32_t>(e.device >= 0 ? e.device : e.pid));
       return;
     case Category::kSkip:
@@ -180,7 +197,7 @@ void KinetoTableWriter::AddFlow(const KinetoEvent& e, model::FlowPhase phase, ui
 }
 
 void KinetoTableWriter::AddGpuActivity(const KinetoEvent& e, ActivityKind kind) {
-  model::StringId name = rank_->strings.Intern(e.name);
+  model::StringId name = InternName(e.name);
   int32_t stream = static_cast<int32_t>(e.stream >= 0 ? e.stream : e.tid);
   int32_t device = static_cast<int32_t>(e.device >= 0 ? e.device : e.pid);
   uint32_t row = rank_->gpu.Append(e.ts_ns, e.ts_ns + e.dur_ns, name, device, stream,

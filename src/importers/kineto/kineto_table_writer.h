@@ -3,6 +3,7 @@
 // (passes/finish.h), the same for every format.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,17 @@ class KinetoTableWriter {
   void AddFlow(const KinetoEvent& e, model::FlowPhase phase, uint64_t offset);
   void AddGpuActivity(const KinetoEvent& e, model::ActivityKind kind);
   void AddCommOp(const KinetoEvent& e, uint32_t activity, uint64_t offset);
+  // The pool's id of |name|, through a small cache: a trace repeats a few thousand
+  // names hundreds of thousands of times, and a hit costs one compare, not a hash of
+  // the whole (often 200-byte kernel) name.
+  model::StringId InternName(std::string_view name);
 
+  struct CachedName {
+    std::string_view text;  // the pool's copy
+    model::StringId id;
+  };
   model::RankTrace* rank_;
+  std::array<CachedName, 1024> names_{};
 };
 
 // "[0, 1, 2, 3]" -> {0,1,2,3}; stops at "..." (truncated lists) or anything else, and
