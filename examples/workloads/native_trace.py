@@ -25,7 +25,8 @@ RECORD = struct.Struct("<IIHH")
 NO_SEQ = 2**64 - 1
 
 # Payload layouts of the plugin's records (src/recorder/native_format/format.h), by record
-# type; the sampler's records (11-14, format 1.1) are skipped like any unknown type.
+# type; the sampler's records (11-14, format 1.1) and ABI v7's OpDetail (15, format 1.2)
+# are skipped like any unknown type.
 LAYOUTS = {
     2: ("process", struct.Struct("<qqiiiiIIIIIIII"),
         "start_realtime_ns start_monotonic_ns pid global_rank world_size local_rank hostname "

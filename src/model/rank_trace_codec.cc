@@ -40,9 +40,9 @@ void FlowColumns(T& t, F&& f) {
 template <typename T, typename F>
 void CommColumns(T& t, F&& f) {
   auto& [start, end, op, dtype, in_elems, out_elems, bytes, group, seq, peer, activity, algorithm, protocol,
-         channels, enqueue, flags] = t;
+         channels, enqueue, flags, user_tag] = t;
   f(start), f(end), f(op), f(dtype), f(in_elems), f(out_elems), f(bytes), f(group), f(seq), f(peer), f(activity);
-  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags);
+  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags), f(user_tag);
 }
 template <typename T, typename F>
 void DeviceFields(T& d, F&& f) {

@@ -96,6 +96,7 @@ uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, 
   channels.push_back(-1);
   enqueue.push_back(0);
   flags.push_back(0);
+  user_tag.push_back(0);
   return static_cast<uint32_t>(start.size() - 1);
 }
 
@@ -117,7 +118,7 @@ uint64_t RankTrace::MemoryBytes() const {
          ColumnBytes(flows.id, flows.category, flows.phase, flows.time, flows.pid, flows.tid) +
          ColumnBytes(comms.start, comms.end, comms.op, comms.dtype, comms.in_elems, comms.out_elems, comms.bytes,
                      comms.group, comms.seq, comms.peer, comms.activity, comms.algorithm, comms.protocol,
-                     comms.channels, comms.enqueue, comms.flags) +
+                     comms.channels, comms.enqueue, comms.flags, comms.user_tag) +
          strings.bytes();
 }
 

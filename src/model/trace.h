@@ -142,6 +142,7 @@ enum CommFlags : uint8_t {
                           // the importer: the job-groups pass multiplies it by the size
   kCommNoGpuTiming = 4,  // no GPU timing (a recording whose kernel never reported an end, or
                          // kernels not recorded): start and end are host times
+  kCommSymmetric = 8,    // NCCL ran a symmetric-memory kernel (profiler ABI v7)
 };
 
 // Communication operations, one row per collective or p2p call on this rank.
@@ -165,6 +166,8 @@ struct CommOps {
   std::vector<int16_t> channels;   // -1 if unknown
   std::vector<TimeNs> enqueue;     // host enqueue time, 0 if unknown
   std::vector<uint8_t> flags;      // CommFlags
+  std::vector<uint64_t> user_tag;  // the application's profiler tag of the call (NCCL
+                                   // profiler ABI v7), 0 if untagged
 
   size_t size() const { return start.size(); }
   uint32_t Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,

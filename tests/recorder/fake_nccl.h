@@ -21,6 +21,7 @@
 #include "recorder/nccl_profiler/abi/profiler_v4.h"
 #include "recorder/nccl_profiler/abi/profiler_v5.h"
 #include "recorder/nccl_profiler/abi/profiler_v6.h"
+#include "recorder/nccl_profiler/abi/profiler_v7.h"
 
 namespace commlens::testing {
 
@@ -58,6 +59,11 @@ template <> struct AbiOf<6> {
   using Descr = abi::v6::EventDescr;
   static constexpr const char* kSymbol = "ncclProfiler_v6";
 };
+template <> struct AbiOf<7> {
+  using Profiler = abi::v7::Profiler;
+  using Descr = abi::v7::EventDescr;
+  static constexpr const char* kSymbol = "ncclProfiler_v7";
+};
 
 struct FakeCollective {
   const char* func = "AllReduce";
@@ -72,6 +78,9 @@ struct FakeCollective {
   uint64_t gpu_duration = 1000;    // latest channel stop - gpu_start
   int proxy_steps = 0;             // > 0: one network ProxyOp with this many steps
   size_t step_bytes = 4096;
+  uint64_t user_tag = 0;                 // v7
+  const char* kernel_variant = nullptr;  // v7
+  bool symmetric = false;                // v7
 };
 
 struct FakeP2p {
@@ -82,6 +91,7 @@ struct FakeP2p {
   uint8_t channels = 1;
   uint64_t gpu_start = 1'000'000;
   uint64_t gpu_duration = 1000;
+  uint64_t user_tag = 0;  // v7
 };
 
 template <int V>
@@ -153,6 +163,11 @@ class FakeNccl {
         d.coll.algo = c.algo;
         d.coll.proto = c.proto;
         if constexpr (V >= 5) d.coll.parentGroup = group;
+        if constexpr (V >= 7) {
+          d.coll.userTag = c.user_tag;
+          d.coll.kernelVariant = c.kernel_variant;
+          d.coll.isSymColl = c.symmetric;
+        }
       });
     void* launch = nullptr;
     if constexpr (V >= 5) {
@@ -187,6 +202,7 @@ class FakeNccl {
         d.p2p.peer = p.peer;
         d.p2p.nChannels = p.channels;
         if constexpr (V >= 5) d.p2p.parentGroup = group;
+        if constexpr (V >= 7) d.p2p.userTag = p.user_tag;
       });
     Stop(op);
     Stop(group);

@@ -33,11 +33,12 @@ int g_mask = -1;
 constexpr int kMaskV4 = 2 | 4 | 8 | 16 | 64;  // Coll P2p ProxyOp ProxyStep KernelCh
 constexpr int kMaskV5 = kMaskV4 | 256 | 512 | 1024 | 2048;  // + the API events
 constexpr int kMaskV6 = kMaskV5 | 4096;  // + CeColl
+constexpr int kMaskV7 = kMaskV6;         // KernelPhase is not asked for
 constexpr int kCountOnlyMask = 2 | 4;
 
 template <int V>
 constexpr int FullMask() {
-  return V == 4 ? kMaskV4 : V == 5 ? kMaskV5 : kMaskV6;
+  return V == 4 ? kMaskV4 : V == 5 ? kMaskV5 : V == 6 ? kMaskV6 : kMaskV7;
 }
 
 model::RankTrace ImportOnly(const std::string& dir) {
@@ -67,7 +68,7 @@ template <int V>
 struct Version {
   static constexpr int value = V;
 };
-using Versions = ::testing::Types<Version<4>, Version<5>, Version<6>>;
+using Versions = ::testing::Types<Version<4>, Version<5>, Version<6>, Version<7>>;
 TYPED_TEST_SUITE(PluginAbiTest, Versions);
 
 TYPED_TEST(PluginAbiTest, RecordsOpsWithGpuTimingAndCommunicatorInfo) {
@@ -469,11 +470,47 @@ TEST(PluginTest, EnqueueThreadProxyThreadAndFlusherTogether) {
   EXPECT_EQ(t.stats.total(), 0u);
 }
 
-TEST(PluginTest, ExportsOnlyTheThreeAbiTables) {
+// ABI v7: each call's user tag reaches the op (OpDetail record, native format 1.2), with
+// the kernel variant and the symmetric-kernel flag; untagged ops get no detail record.
+TEST(PluginTest, V7UserTagsAndKernelVariantReachTheModel) {
+  const std::string dir = FreshDir("abi_v7_tags");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"}};
+  FakeNccl<7> nccl;
+  ASSERT_TRUE(nccl.loaded());
+  ASSERT_EQ(nccl.Init(0xBEEF, "world", 1, 2, 0, &g_mask), 0);
+  FakeCollective tagged;
+  tagged.user_tag = 0x7a6000000000003ull;  // all 64 bits carried
+  tagged.kernel_variant = "AllReduce_Sum_f32_RING_SIMPLE_sym";
+  tagged.symmetric = true;
+  nccl.Collective(tagged);
+  FakeCollective plain;
+  plain.seq = 1;
+  plain.gpu_start = 2'000'000;
+  nccl.Collective(plain);
+  FakeP2p send;
+  send.user_tag = 42;
+  nccl.P2p(send);
+  ASSERT_EQ(nccl.Finalize(), 0);
+
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 3u);
+  auto all_reduces = RowsOf(t, CommOp::kAllReduce);
+  ASSERT_EQ(all_reduces.size(), 2u);
+  EXPECT_EQ(t.comms.user_tag[all_reduces[0]], 0x7a6000000000003ull);
+  EXPECT_NE(t.comms.flags[all_reduces[0]] & model::kCommSymmetric, 0);
+  EXPECT_EQ(t.comms.user_tag[all_reduces[1]], 0u);
+  EXPECT_EQ(t.comms.flags[all_reduces[1]] & model::kCommSymmetric, 0);
+  auto sends = RowsOf(t, CommOp::kSend);
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(t.comms.user_tag[sends[0]], 42u);
+  EXPECT_EQ(t.stats.total(), 0u);
+}
+
+TEST(PluginTest, ExportsOnlyTheFourAbiTables) {
   void* lib = PluginLibrary();
-  for (const char* sym : {"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6"})
+  for (const char* sym : {"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6", "ncclProfiler_v7"})
     EXPECT_NE(dlsym(lib, sym), nullptr) << sym;
-  for (const char* sym : {"ncclProfiler_v3", "ncclProfiler_v7", "_ZN8commlens8recorder9g_sessionE"})
+  for (const char* sym : {"ncclProfiler_v3", "ncclProfiler_v8", "_ZN8commlens8recorder9g_sessionE"})
     EXPECT_EQ(dlsym(lib, sym), nullptr) << sym;
 }
 

@@ -197,6 +197,8 @@ class PerfettoWriter {
     if (ops.algorithm[c].value) a += fmt::format(R"(,"algorithm":{})", Quote(rank.strings.Get(ops.algorithm[c])));
     if (ops.protocol[c].value) a += fmt::format(R"(,"protocol":{})", Quote(rank.strings.Get(ops.protocol[c])));
     if (ops.channels[c] >= 0) a += fmt::format(R"(,"channels":{})", ops.channels[c]);
+    if (ops.user_tag[c] != 0) a += fmt::format(R"(,"user_tag":{})", ops.user_tag[c]);
+    if (ops.flags[c] & model::kCommSymmetric) a += R"(,"symmetric_kernel":true)";
     return a;
   }
 

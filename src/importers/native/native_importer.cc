@@ -39,6 +39,7 @@ struct Decoded {
   std::unordered_map<uint32_t, std::string> strings;
   std::map<uint32_t, nf::CommRecord> comms;
   std::vector<nf::OpRecord> ops;
+  std::unordered_map<uint64_t, nf::OpDetailRecord> details;  // by op_id (ABI v7)
   std::unordered_map<uint64_t, Timing> timings;
   std::vector<nf::ProxyOpRecord> proxy_ops;
   std::vector<nf::ApiRecord> apis;
@@ -81,6 +82,12 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
       nf::OpRecord o;
       if (!nf::DecodePayload(r, &o)) return bad("short op record");
       d->ops.push_back(o);
+      return;
+    }
+    case nf::RecordType::kOpDetail: {
+      nf::OpDetailRecord o;
+      if (!nf::DecodePayload(r, &o)) return bad("short op detail record");
+      d->details[o.op_id] = o;
       return;
     }
     case nf::RecordType::kKernelTiming: {
@@ -285,7 +292,9 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.algorithm[r] = t->strings.Intern(StringOf(d, o.algo));
   t->comms.protocol[r] = t->strings.Intern(StringOf(d, o.proto));
   t->comms.channels[r] = ce ? -1 : o.channels;
-  t->comms.flags[r] = (ce ? model::kCommCopyEngine : 0) | (p.gpu_timed ? 0 : model::kCommNoGpuTiming);
+  t->comms.flags[r] = (ce ? model::kCommCopyEngine : 0) | (p.gpu_timed ? 0 : model::kCommNoGpuTiming) |
+                      ((o.flags & nf::kOpFlagSymmetric) ? model::kCommSymmetric : 0);
+  if (auto detail = d.details.find(o.op_id); detail != d.details.end()) t->comms.user_tag[r] = detail->second.user_tag;
   auto api = api_start.find(o.api_id);
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }

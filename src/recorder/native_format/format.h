@@ -28,7 +28,8 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 1;  // 1.1: sampler records (11-14), ProcessRecord.writer
+inline constexpr uint16_t kVersionMinor = 2;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+                                              // 1.2: OpDetail records (15), kOpFlagSymmetric
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -68,6 +69,8 @@ enum class RecordType : uint16_t {
   kCounterSamples = 12,  // CounterSamplesRecord then u64 values: one reading of a run of series
   kSamplerEvent = 13,    // SamplerEventRecord: a device vanished or came back, a note
   kSamplerStats = 14,    // SamplerStatsRecord, the sampler's cumulative counters; the last counts
+  // 1.2: what profiler ABI v7 adds to an op (written only when there is something)
+  kOpDetail = 15,  // OpDetailRecord, after its op's OpRecord
 };
 
 // Event kinds, numbered as the bit positions of NCCL's event type mask
@@ -89,6 +92,7 @@ enum class EventKind : uint8_t {
   kCeColl = 12,
   kCeSync = 13,
   kCeBatch = 14,
+  kKernelPhase = 15,  // ABI v7; not recorded
 };
 inline constexpr int kNumEventKinds = 16;
 constexpr uint32_t EventBit(EventKind k) { return 1u << static_cast<unsigned>(k); }
@@ -103,7 +107,7 @@ struct ProcessRecord {
   uint32_t hostname;        // string id
   uint32_t job_id;          // string id (SLURM_JOB_ID, TORCHELASTIC_RUN_ID), 0 if none
   uint32_t plugin_version;  // string id
-  uint32_t abi_version;     // NCCL profiler ABI NCCL loaded us through: 4, 5 or 6
+  uint32_t abi_version;     // NCCL profiler ABI NCCL loaded us through: 4 to 7
   uint32_t event_mask;      // activation mask while recording
   uint32_t buffer_events;   // slots per event pool and communicator
   uint32_t flush_interval_ms;
@@ -129,6 +133,7 @@ static_assert(sizeof(CommRecord) == 40);
 
 enum class OpKind : uint8_t { kColl = 0, kP2p = 1, kCeColl = 2 };
 inline constexpr uint8_t kOpFlagSend = 1;  // p2p: this rank sends (else receives)
+inline constexpr uint8_t kOpFlagSymmetric = 2;  // 1.2: NCCL ran a symmetric-memory kernel
 
 struct OpRecord {
   uint64_t op_id;     // unique in the file; KernelTiming / ProxyOp records refer to it
@@ -151,6 +156,15 @@ struct OpRecord {
   uint32_t reserved;
 };
 static_assert(sizeof(OpRecord) == 88);
+
+// 1.2: what ABI v7 tells of an op beyond its OpRecord. Readers of 1.1 skip it.
+struct OpDetailRecord {
+  uint64_t op_id;
+  uint64_t user_tag;        // the application's per-call profiler tag, 0 if untagged
+  uint32_t kernel_variant;  // string id of NCCL's kernel variant name, 0 if none
+  uint32_t reserved;
+};
+static_assert(sizeof(OpDetailRecord) == 24);
 
 inline constexpr uint32_t kTimingFlagBadTimer = 1;  // a channel's stop came before its start
 

@@ -1,9 +1,11 @@
 // What the per-version adapters share: the calls that do not depend on the ABI version,
-// and startEvent written once over the descriptor of version V (v4, v5 and v6 name
-// their common members alike). What V changes:
+// and startEvent written once over the descriptor of version V (v4 to v7 name their
+// common members alike). What V changes:
 //   v4   a Coll's / P2p's parentObj is its Group event (not recorded);
 //   v5+  it is the API call (CollApi / P2pApi), and the API events exist;
-//   v6   copy-engine collectives exist.
+//   v6+  copy-engine collectives exist;
+//   v7   ops carry the call's user tag, and a Coll its kernel variant and whether the
+//        kernel is a symmetric-memory one (kernel phase events are not asked for).
 // Each adapter_vN.cc owns its init (whose argument order changed in v5) and its exported
 // table.
 #pragma once
@@ -22,6 +24,7 @@ inline constexpr uint32_t kSupportedV4 = static_cast<uint32_t>(
 inline constexpr uint32_t kSupportedV5 = kSupportedV4 | static_cast<uint32_t>(
     abi::kGroupApi | abi::kCollApi | abi::kP2pApi | abi::kKernelLaunch);
 inline constexpr uint32_t kSupportedV6 = kSupportedV5 | static_cast<uint32_t>(abi::kCeColl);
+inline constexpr uint32_t kSupportedV7 = kSupportedV6;
 
 inline abi::Result Init(void** context, int* mask, const CommParams& params, uint32_t supported,
                         abi::Logger log) {
@@ -50,16 +53,32 @@ inline abi::Result Record(void* handle, abi::State state, abi::StateArgs* args) 
 
 inline uint64_t Value(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
-// Coll and P2p descriptors: the same members in every version (v5+ add parentGroup).
+// The call's user tag, where the version has one (v7), else 0.
+template <typename Descr>
+uint64_t UserTag(const Descr& d) {
+  if constexpr (requires { d.userTag; }) return d.userTag;
+  else return 0;
+}
+
+// Coll and P2p descriptors: the same members in every version (v5+ add parentGroup, v7
+// the members below the shared ones).
 template <typename CollDescr>
 CollArgs ToCollArgs(const CollDescr& c, const void* api_parent) {
-  return CollArgs{c.func,  c.datatype,  c.algo,      c.proto,   c.count,
-                  c.seqNumber, c.root, c.nChannels, c.nWarps, Value(api_parent)};
+  CollArgs a{c.func,  c.datatype,  c.algo,      c.proto,   c.count,
+             c.seqNumber, c.root, c.nChannels, c.nWarps, Value(api_parent)};
+  a.user_tag = UserTag(c);
+  if constexpr (requires { c.kernelVariant; }) {
+    a.kernel_variant = c.kernelVariant;
+    a.symmetric = c.isSymColl;
+  }
+  return a;
 }
 
 template <typename P2pDescr>
 P2pArgs ToP2pArgs(const P2pDescr& p, const void* api_parent) {
-  return P2pArgs{p.func, p.datatype, p.count, p.peer, p.nChannels, Value(api_parent)};
+  P2pArgs a{p.func, p.datatype, p.count, p.peer, p.nChannels, Value(api_parent)};
+  a.user_tag = UserTag(p);
+  return a;
 }
 
 // The events below the op level, identical from v4 on.
@@ -77,7 +96,7 @@ void* StartChildEvent(Context& ctx, const Descr& d, uint64_t type) {
   }
 }
 
-// The API-level events, identical in v5 and v6.
+// The API-level events, alike from v5 on (v7's user tag is kept on the ops).
 template <typename Descr>
 void* StartApiEvent(Context& ctx, const Descr& d, uint64_t type) {
   using native_format::ApiKind;
@@ -125,10 +144,11 @@ abi::Result StartEvent(void* context, void** handle, Descr* d) {
     if constexpr (V >= 6) {
       if (type == abi::kCeColl)
         *handle = StartCeColl(ctx, CeCollArgs{d->ceColl.func, d->ceColl.datatype, d->ceColl.count,
-                                              d->ceColl.seqNumber, d->ceColl.root, Value(d->parentObj)});
+                                              d->ceColl.seqNumber, d->ceColl.root, Value(d->parentObj),
+                                              UserTag(d->ceColl)});
     }
   }
-  return abi::kSuccess;  // Group, ProxyCtrl, NetPlugin, CeSync, CeBatch: not recorded
+  return abi::kSuccess;  // Group, ProxyCtrl, NetPlugin, CeSync, CeBatch, KernelPhase: not recorded
 }
 
 }  // namespace commlens::recorder::adapter

@@ -20,6 +20,8 @@ struct OpData {
   const char* dtype;
   const char* algo;
   const char* proto;
+  const char* kernel_variant;  // v7, else null
+  uint64_t user_tag;           // v7, else 0
   uint64_t op_id;  // its own token
   int32_t root_or_peer;
   native_format::OpKind kind;

@@ -115,6 +115,9 @@ void* StartColl(Context& ctx, const CollArgs& a) {
   d.kind = nf::OpKind::kColl;
   d.channels = a.channels;
   d.warps = a.warps;
+  d.kernel_variant = a.kernel_variant;
+  d.user_tag = a.user_tag;
+  d.flags = a.symmetric ? nf::kOpFlagSymmetric : 0;
   return RecordOp(ctx, EventKind::kColl, d, a.api_parent);
 }
 
@@ -133,6 +136,7 @@ void* StartP2p(Context& ctx, const P2pArgs& a) {
   d.kind = nf::OpKind::kP2p;
   d.channels = a.channels;
   d.flags = send ? nf::kOpFlagSend : 0;
+  d.user_tag = a.user_tag;
   return RecordOp(ctx, EventKind::kP2p, d, a.api_parent);
 }
 
@@ -147,6 +151,7 @@ void* StartCeColl(Context& ctx, const CeCollArgs& a) {
   d.dtype = a.dtype;
   d.root_or_peer = a.root;
   d.kind = nf::OpKind::kCeColl;
+  d.user_tag = a.user_tag;
   return RecordOp(ctx, EventKind::kCeColl, d, a.api_parent);
 }
 

@@ -26,6 +26,9 @@ struct CollArgs {
   uint8_t channels;
   uint8_t warps;
   uint64_t api_parent;  // handle of the CollApi event (v5+), or 0
+  uint64_t user_tag = 0;                  // v7: the call's profiler tag
+  const char* kernel_variant = nullptr;   // v7
+  bool symmetric = false;                 // v7: a symmetric-memory kernel
 };
 
 struct P2pArgs {
@@ -35,6 +38,7 @@ struct P2pArgs {
   int peer;
   uint8_t channels;
   uint64_t api_parent;
+  uint64_t user_tag = 0;  // v7
 };
 
 struct CeCollArgs {
@@ -44,6 +48,7 @@ struct CeCollArgs {
   uint64_t nccl_seq;
   int root;
   uint64_t api_parent;
+  uint64_t user_tag = 0;  // v7
 };
 
 struct ApiArgs {

@@ -97,6 +97,13 @@ void Serializer::WriteOps(Context& ctx, nf::RecordWriter& strings, nf::RecordWri
     r.warps = d.warps;
     r.flags = d.flags;
     body.Append(nf::RecordType::kOp, r);
+    if (d.user_tag != 0 || d.kernel_variant != nullptr) {  // ABI v7's additions
+      nf::OpDetailRecord detail{};
+      detail.op_id = d.op_id;
+      detail.user_tag = d.user_tag;
+      detail.kernel_variant = InternPointer(d.kernel_variant, strings);
+      body.Append(nf::RecordType::kOpDetail, detail);
+    }
     ++ctx.recorded[KindIndex(EventKindOf(d.kind))];
   });
 }

@@ -44,6 +44,7 @@ inline constexpr uint64_t kKernelLaunch = 1u << 11; // v5+
 inline constexpr uint64_t kCeColl = 1u << 12;       // v6
 inline constexpr uint64_t kCeSync = 1u << 13;       // v6
 inline constexpr uint64_t kCeBatch = 1u << 14;      // v6
+inline constexpr uint64_t kKernelPhase = 1u << 15;  // v7: a kernel's barrier phases
 
 // ncclProfilerEventState_t values (one enum shared by all versions).
 enum State : int {
@@ -58,9 +59,10 @@ enum State : int {
   kKernelChStop = 22,
   kGroupStartApiStop = 23,
   kGroupEndApiStart = 24,
+  kKernelPhaseStop = 31,  // v7 (its stop timer in kernelCh.pTimer)
 };
 
-// State arguments: the same union in v4, v5 and v6 (v6 reuses v5's).
+// State arguments: the same union in v4 to v7 (v6 and v7 reuse v5's).
 union StateArgs {
   struct {
     size_t transSize;
@@ -76,7 +78,7 @@ union StateArgs {
   } kernelCh;
 };
 
-// Descriptor members whose layout is the same in v4, v5 and v6.
+// Descriptor members whose layout is the same in v4 to v7.
 struct ProxyOpDescr {
   int32_t pid;  // pid_t of the process that issued it (PXN: another process)
   uint8_t channelId;
@@ -99,7 +101,7 @@ struct NetPluginDescr {
 
 static_assert(sizeof(Result) == 4 && sizeof(LogLevel) == 4 && sizeof(State) == 4);  // C enums
 
-// ncclProfilerEventStateArgs_v4_t (v5 and v6 reuse it).
+// ncclProfilerEventStateArgs_v4_t (v5, v6 and v7 reuse it).
 static_assert(sizeof(StateArgs) == 8);
 static_assert(offsetof(StateArgs, proxyStep.transSize) == 0 && offsetof(StateArgs, proxyCtrl.appendedProxyOps) == 0 &&
               offsetof(StateArgs, netPlugin.data) == 0 && offsetof(StateArgs, kernelCh.pTimer) == 0);
