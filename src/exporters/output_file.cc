@@ -12,7 +12,7 @@ namespace commlens::exporters {
 
 struct OutputFile::Deflater {
   z_stream zs{};
-  std::unique_ptr<char[]> out = std::make_unique<char[]>(kBufferSize);
+  std::unique_ptr<char[]> out = std::make_unique_for_overwrite<char[]>(kBufferSize);
 };
 
 Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path, bool gzip) {
@@ -28,7 +28,7 @@ Result<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path, 
 }
 
 OutputFile::OutputFile(std::string path, std::string temp, int fd, bool gzip)
-    : path_(std::move(path)), temp_(std::move(temp)), fd_(fd), buffer_(std::make_unique<char[]>(kBufferSize)) {
+    : path_(std::move(path)), temp_(std::move(temp)), fd_(fd), buffer_(std::make_unique_for_overwrite<char[]>(kBufferSize)) {
   if (gzip) deflater_ = std::make_unique<Deflater>();
 }
 

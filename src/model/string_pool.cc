@@ -11,12 +11,12 @@ StringPool::StringPool() {
 
 std::string_view StringPool::Store(std::string_view s) {
   if (s.size() > kBlockSize / 4) {  // large strings get a block of their own
-    large_.push_back(std::make_unique<char[]>(s.size()));
+    large_.push_back(std::make_unique_for_overwrite<char[]>(s.size()));
     std::memcpy(large_.back().get(), s.data(), s.size());
     return {large_.back().get(), s.size()};
   }
   if (block_used_ + s.size() > kBlockSize) {
-    blocks_.push_back(std::make_unique<char[]>(kBlockSize));
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(kBlockSize));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

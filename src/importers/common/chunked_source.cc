@@ -119,7 +119,7 @@ Result<ChunkedSource> ChunkedSource::Open(const std::string& path) {
   s->name = path;
   s->file_bytes = f.size();
   s->file.emplace(std::move(f));
-  s->chunk = std::make_unique<char[]>(kChunkBytes);
+  s->chunk = std::make_unique_for_overwrite<char[]>(kChunkBytes);
   s->in = s->next = s->chunk.get();
   COMMLENS_RETURN_IF_ERROR(s->Refill().status());
   return Start(std::move(s));

@@ -48,7 +48,7 @@ struct WindowBuffers {
 
   void Reset(size_t window) {
     if (capacity == window) return;
-    data = std::make_unique<char[]>(window + kPadding);
+    data = std::make_unique_for_overwrite<char[]>(window + kPadding);
     capacity = window;
   }
 };
@@ -125,7 +125,7 @@ Result<size_t> KinetoStreamReader::Fill(size_t keep, bool* more) {
   base_ += keep;
   if (end_ == b_->capacity) {  // one element fills the window: double it
     size_t grown = b_->capacity * 2;
-    auto bigger = std::make_unique<char[]>(grown + kPadding);
+    auto bigger = std::make_unique_for_overwrite<char[]>(grown + kPadding);
     std::memcpy(bigger.get(), data(), end_);
     b_->data = std::move(bigger);
     b_->capacity = grown;
