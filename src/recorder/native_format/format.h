@@ -371,6 +371,7 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kCounterSamples: return sizeof(CounterSamplesRecord);
     case RecordType::kSamplerEvent: return sizeof(SamplerEventRecord);
     case RecordType::kSamplerStats: return sizeof(SamplerStatsRecord);
+    case RecordType::kOpDetail: return sizeof(OpDetailRecord);
   }
   return 0;
 }
