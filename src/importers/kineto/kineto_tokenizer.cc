@@ -1,5 +1,6 @@
 #include "importers/kineto/kineto_tokenizer.h"
 
+#include <atomic>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -87,10 +88,14 @@ struct Avx2Classifier {
 
 }  // namespace
 
+std::atomic<bool> g_portable_only{false};
+
+void EventScanner::UsePortableOnly(bool on) { g_portable_only.store(on, std::memory_order_relaxed); }
+
 void EventScanner::Scan(const char* data, size_t end, bool at_end) {
 #if COMMLENS_SCAN_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul");
-  if (avx2) return ScanAvx2(data, end, at_end);
+  if (avx2 && !g_portable_only.load(std::memory_order_relaxed)) return ScanAvx2(data, end, at_end);
 #endif
   ScanPortable(data, end, at_end);
 }

@@ -46,6 +46,10 @@ class EventScanner {
   }
   void ForgetCut() { cut_ = kNotFound; }
 
+  // Tests: scan with the portable (SSE2) classifier even where AVX2 is there, so both
+  // paths are checked on one machine. Process-wide; off by default.
+  static void UsePortableOnly(bool on);
+
  private:
   // Scan with the block classifier |Classifier| (kineto_tokenizer.cc): one instance for
   // any x86-64 (SSE2), one for AVX2 machines, chosen once at run time.

@@ -125,6 +125,18 @@ TEST(KinetoStream, SameModelAtEveryWindowSize) {
   }
 }
 
+// The boundary scan has two classifiers (AVX2 where the CPU has it, SSE2 otherwise):
+// the portable one, forced, gives the same model at every window boundary too.
+TEST(KinetoStream, PortableScanGivesTheSameModel) {
+  EventScanner::UsePortableOnly(true);
+  for (bool events_first : {false, true}) {
+    std::string text = Sample(events_first, 300);
+    for (size_t window = 64; window < 700; ++window) ExpectSameModel(text, window, "portable sweep");
+  }
+  ExpectSameModel(Gzip(Sample(false, 5000)), 100, "portable gzip");
+  EventScanner::UsePortableOnly(false);
+}
+
 TEST(KinetoStream, KeysInAnyOrder) {
   Result<model::RankTrace> a = Streamed(Sample(false, 10), 64);
   Result<model::RankTrace> b = Streamed(Sample(true, 10), 64);
