@@ -31,7 +31,7 @@ JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
   ParallelFor(trace.ranks.size(), options.threads,
               [&](size_t r) { in_window[r] = OpsInWindow(trace.ranks[r], job.ranks[r].window); });
   job.collectives = AnalyzeCollectives(trace, in_window);
-  job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives);
+  job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives, options.doing_at);
   job.counters = AnalyzeCounters(trace, windows, in_window);
   return job;
 }

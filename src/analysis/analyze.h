@@ -21,6 +21,9 @@ struct AnalyzeOptions {
   IdleOptions idle;
   size_t top_kernels = 10;
   int threads = 0;  // 0: one per hardware thread
+  // What a rank whose host events were dropped was doing when a hang left it behind
+  // (cross_rank.h); analyze sets it, exports keep every host event and need none.
+  DoingAtLookup doing_at;
 };
 
 struct RankAnalysis {

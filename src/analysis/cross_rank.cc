@@ -111,7 +111,7 @@ std::string Summary(const CrossRankAnalysis& x, const CollectiveAnalysis& c, siz
 
 CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
                                    const std::vector<const RankTimeBreakdown*>& times,
-                                   const CollectiveAnalysis& collectives) {
+                                   const CollectiveAnalysis& collectives, const DoingAtLookup& doing_at) {
   CrossRankAnalysis out;
   size_t steps = 0;
   for (const RankTimeBreakdown* t : times) steps = std::max(steps, t->steps.size());
@@ -119,7 +119,7 @@ CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<
   for (Straggler& s : out.stragglers)
     for (const RankWait& w : collectives.ranks)
       if (w.rank == s.rank) s.matched = w.matched;
-  out.hangs = FindHangs(trace, in_window);
+  out.hangs = FindHangs(trace, in_window, doing_at);
   AnalyzeContention(trace, in_window, &out);
   out.pipeline = DetectPipeline(trace, in_window);
   out.protocols = ProtocolsUsed(trace, in_window, collectives);

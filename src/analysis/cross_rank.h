@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -134,9 +135,20 @@ struct CrossRankAnalysis {
   std::vector<ProtocolRow> protocols;
 };
 
+// What rank |r| was doing at |t|: the innermost host range (annotation, else host event)
+// open then, or else its last range before |t|, in words ("was in \"aten::mm\" (from ...
+// before it to ... after)"). Empty when the trace has none.
+std::string DoingAt(const model::RankTrace& r, model::TimeNs t);
+
+// DoingAt for a rank whose host events were dropped after import
+// (RankTrace::host_events_dropped): asked with the rank's index in Trace::ranks and a time
+// on the job's clock, it answers from the rank's whole model, read again from its file
+// (importers/host_lookup.h). Empty function: such ranks say nothing of what they did.
+using DoingAtLookup = std::function<std::string(size_t rank_index, model::TimeNs t)>;
+
 // |in_window[r][op]|: the op of rank r is in its window (collectives.h OpsInWindow).
 CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
                                    const std::vector<const RankTimeBreakdown*>& times,
-                                   const CollectiveAnalysis& collectives);
+                                   const CollectiveAnalysis& collectives, const DoingAtLookup& doing_at = {});
 
 }  // namespace commlens::analysis

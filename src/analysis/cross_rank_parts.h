@@ -28,7 +28,7 @@ inline model::TimeNs Launched(const model::RankTrace& r, uint32_t op) {
 
 std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
                                       std::vector<CrossRankStep>* per_step);
-std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window);
+std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window, const DoingAtLookup& doing_at);
 void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, CrossRankAnalysis* out);
 Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window);
 std::vector<ProtocolRow> ProtocolsUsed(const model::Trace& trace, const InWindow& in_window,

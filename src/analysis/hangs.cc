@@ -38,8 +38,12 @@ std::string Duration(model::TimeNs ns) {
   return buf;
 }
 
-// What rank |r| was doing at |t|: the innermost host range (annotation, else host event)
-// open then, or else its last range before |t|. Empty when the trace has none.
+std::string GroupLabel(const model::JobGroup& g) {
+  return g.description.empty() ? g.name : g.name + " (" + g.description + ")";
+}
+
+}  // namespace
+
 std::string DoingAt(const model::RankTrace& r, model::TimeNs t) {
   auto pick = [&](const auto& table) -> std::string {
     int64_t open = -1, before = -1;
@@ -68,13 +72,7 @@ std::string DoingAt(const model::RankTrace& r, model::TimeNs t) {
   return doing.empty() ? pick(r.host) : doing;
 }
 
-std::string GroupLabel(const model::JobGroup& g) {
-  return g.description.empty() ? g.name : g.name + " (" + g.description + ")";
-}
-
-}  // namespace
-
-std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window) {
+std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window, const DoingAtLookup& doing_at) {
   constexpr size_t kMaxReported = 32;
   const model::MatchedOps& m = trace.matched;
   std::vector<Hang> out;
@@ -207,7 +205,9 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
                           : " ran it (waiting in it up to " + Duration(longest) + ")") +
                  "; the trace of " + RankList(ranks) + " has nothing of this group after #" + std::to_string(s);
       for (uint32_t r : stopped_ranks) {
-        const std::string doing = DoingAt(trace.ranks[r], started);
+        const std::string doing = trace.ranks[r].host_events_dropped == 0 ? DoingAt(trace.ranks[r], started)
+                                  : doing_at                                ? doing_at(r, started)
+                                                                            : std::string();
         if (doing.empty()) continue;
         h.missing_doing.push_back("rank " + std::to_string(trace.ranks[r].rank) + " " + doing);
         h.detail += "; when the others started it, " + h.missing_doing.back();

@@ -12,12 +12,15 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
 #include <span>
 #include <thread>
 
+#include "cli/host_lookup.h"
 #include "cli/progress.h"
 #include "cli/verbs.h"
 #include "common/file.h"
@@ -36,6 +39,10 @@ using importers::ImportedFile;
 // (EncodeFile), tagged kFile; a message over kChunk continues in kMore messages.
 constexpr int kFile = 1;
 constexpr int kMore = 2;
+// Rank 0 to a worker while it reports: what a rank of the worker's share was doing at a
+// moment ({file index, part, time on the file's clock}); the worker answers in words.
+constexpr int kQuery = 3;
+constexpr int kAnswer = 4;
 constexpr size_t kChunk = size_t{1} << 30;  // MPI counts are ints
 
 // ---- plain byte strings: the plan and a file's payload ----
@@ -325,7 +332,7 @@ void SendShare(const Plan& plan, const importers::LoadOptions& options, const Mp
   Outbox outbox(threads);
   std::thread importer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
-      ImportedFile f = ImportedFile::From(importers::ImportFile(plan.files[mine[j]]));
+      ImportedFile f = importers::ImportOneFile(plan.files[mine[j]], options);
       outbox.Push(EncodeFile(mine[j], f));
     });
     outbox.Close();
@@ -381,7 +388,7 @@ std::vector<ImportedFile> GatherShares(const Plan& plan, const importers::LoadOp
   std::thread importer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
       ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
-      imported[mine[j]] = ImportedFile::From(importers::ImportFile(plan.files[mine[j]]));
+      imported[mine[j]] = importers::ImportOneFile(plan.files[mine[j]], options);
       if (progress) ++progress->files_done;
     });
   });
@@ -415,10 +422,89 @@ int ShareExitCode(int code, MPI_Comm comm) {
   return code;
 }
 
+// ---- what a stopped rank was doing: its file read again where it was imported ----
+
+// Bytes of a message from |from| with |tag|, once it has come.
+std::vector<uint8_t> ReceiveFrom(int from, int tag, MPI_Comm comm) {
+  for (int polls = 0;; ++polls) {
+    int arrived = 0;
+    MPI_Message probed;
+    MPI_Status status;
+    MPI_Improbe(from, tag, comm, &arrived, &probed, &status);
+    if (!arrived) {
+      Nap(polls);
+      continue;
+    }
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    std::vector<uint8_t> bytes(static_cast<size_t>(count));
+    MPI_Mrecv(bytes.data(), count, MPI_BYTE, &probed, MPI_STATUS_IGNORE);
+    return bytes;
+  }
+}
+
+void SendTo(int to, int tag, std::vector<uint8_t> bytes, MPI_Comm comm) {
+  MPI_Request r;
+  MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, comm, &r);
+  Await(&r);
+}
+
+// A worker once its share is sent: answers rank 0's questions until rank 0 shares the
+// exit code (after its report, so no question comes later).
+int ServeUntilExitCode(const Plan& plan, const MpiSession& mpi) {
+  int code = kExitOk;
+  MPI_Request done;
+  MPI_Ibcast(&code, 1, MPI_INT, 0, mpi.comm(), &done);
+  HostEventsAgain again;
+  for (int polls = 0;; ++polls) {
+    int finished = 0;
+    MPI_Test(&done, &finished, MPI_STATUS_IGNORE);
+    if (finished) return code;
+    int asked = 0;
+    MPI_Iprobe(0, kQuery, mpi.comm(), &asked, MPI_STATUS_IGNORE);
+    if (!asked) {
+      Nap(polls);
+      continue;
+    }
+    polls = 0;
+    std::vector<uint8_t> query = ReceiveFrom(0, kQuery, mpi.comm());
+    Cursor in{query};
+    uint64_t file = 0, part = 0, time = 0;
+    std::string answer;
+    if (in.U64(&file) && in.U64(&part) && in.U64(&time) && file < plan.files.size())
+      answer = again.DoingAt(plan.files[file], static_cast<uint32_t>(part), static_cast<model::TimeNs>(time));
+    SendTo(0, kAnswer, std::vector<uint8_t>(answer.begin(), answer.end()), mpi.comm());
+  }
+}
+
+// Rank 0's analysis::DoingAtLookup: a rank of its own share is read again here, another
+// process's is asked of that process, one question at a time (rank 0 runs the analyses
+// on its main thread, the one that calls MPI).
+analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const model::Trace& trace, const MpiSession& mpi) {
+  auto file_of = std::make_shared<std::map<std::string, uint64_t>>();
+  for (size_t i = 0; i < plan.files.size(); ++i) file_of->emplace(plan.files[i], i);
+  auto again = std::make_shared<HostEventsAgain>();
+  return [&plan, &trace, &mpi, file_of, again](size_t r, model::TimeNs t) -> std::string {
+    const model::RankTrace& rank = trace.ranks[r];
+    const model::TimeNs file_time = FileTime(trace, r, t);
+    const auto file = file_of->find(rank.path);
+    if (file == file_of->end()) return {};
+    const int owner = static_cast<int>(plan.owner[file->second]);
+    if (owner == 0) return again->DoingAt(rank.path, rank.part, file_time);
+    std::vector<uint8_t> query;
+    PutU64(&query, file->second);
+    PutU64(&query, rank.part);
+    PutU64(&query, static_cast<uint64_t>(file_time));
+    SendTo(owner, kQuery, std::move(query), mpi.comm());
+    std::vector<uint8_t> answer = ReceiveFrom(owner, kAnswer, mpi.comm());
+    return std::string(answer.begin(), answer.end());
+  };
+}
+
 }  // namespace
 
 int RunOverMpi(const JobInputs& inputs, std::string_view verb, bool quiet,
-               const std::function<int(const model::Trace&)>& report) {
+               const std::function<int(const model::Trace&, const analysis::DoingAtLookup&)>& report) {
   MpiSession mpi;
   Plan plan = SharePlan(inputs.paths, mpi);
   int code = kExitOk;
@@ -427,6 +513,7 @@ int RunOverMpi(const JobInputs& inputs, std::string_view verb, bool quiet,
     code = kExitFailed;
   } else if (mpi.rank() != 0) {
     SendShare(plan, inputs.load, mpi);
+    return ServeUntilExitCode(plan, mpi);
   } else {
     importers::LoadProgress progress;
     progress.files_total = plan.files.size();
@@ -442,7 +529,7 @@ int RunOverMpi(const JobInputs& inputs, std::string_view verb, bool quiet,
       fmt::print(stderr, "commlens {}: {}\n", verb, trace.status().message());
       code = kExitFailed;
     } else {
-      code = report(*trace);
+      code = report(*trace, DoingAtOverMpi(plan, *trace, mpi));
     }
   }
   return ShareExitCode(code, mpi.comm());

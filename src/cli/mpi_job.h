@@ -20,13 +20,20 @@
 // on a worker's main thread: rank 0 receives a message whenever it is ready (with shared
 // memory's single copy it reads the worker's buffer itself).
 //
-// Limit: rank 0 still holds every rank's model, as the single process does; only the
-// import is spread (docs/performance.md).
+// What travels: each rank as analyze keeps it, without its host events (dropped as it is
+// imported, model/host_events.h), so rank 0 holds the GPU activities, collectives, steps
+// and counters of every rank, not their host events. The one analysis that reads host
+// events of another moment (what a stopped rank was doing, the hang finding) asks the
+// process that imported the rank, which reads its file again and answers: rank 0 asks
+// while it reports, one question at a time (kQuery, kAnswer); a worker, its share sent,
+// answers until rank 0 broadcasts the exit code. Limit: rank 0 still holds every rank's
+// GPU and collective tables (docs/performance.md).
 #pragma once
 
 #include <functional>
 #include <string_view>
 
+#include "analysis/cross_rank.h"
 #include "cli/job_inputs.h"
 #include "model/trace.h"
 
@@ -37,6 +44,6 @@ namespace commlens::cli {
 // that is |report|'s, or kExitFailed when nothing could be loaded (said on stderr as
 // "commlens VERB: ..."). A build without MPI says so and returns kExitFailed.
 int RunOverMpi(const JobInputs& inputs, std::string_view verb, bool quiet,
-               const std::function<int(const model::Trace&)>& report);
+               const std::function<int(const model::Trace&, const analysis::DoingAtLookup&)>& report);
 
 }  // namespace commlens::cli

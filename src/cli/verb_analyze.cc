@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "analysis/analyze.h"
+#include "cli/host_lookup.h"
 #include "cli/job_inputs.h"
 #include "cli/mpi_job.h"
 #include "cli/verbs.h"
@@ -30,8 +31,11 @@ struct AnalyzeArgs {
 };
 
 // Analyzes the loaded job and writes the reports; the exit code.
-int Report(const model::Trace& trace, const AnalyzeArgs& args, std::chrono::steady_clock::time_point t0) {
-  analysis::JobAnalysis job = analysis::Analyze(trace, args.analyze);
+int Report(const model::Trace& trace, const AnalyzeArgs& args, const analysis::DoingAtLookup& doing_at,
+           std::chrono::steady_clock::time_point t0) {
+  analysis::AnalyzeOptions options = args.analyze;
+  options.doing_at = doing_at;
+  analysis::JobAnalysis job = analysis::Analyze(trace, options);
 
   if (!args.json_path.empty()) {
     std::string text = report::AnalyzeToJson(trace, job).dump(1) + "\n";
@@ -63,11 +67,17 @@ int RunAnalyze(AnalyzeArgs args) {
   args.analyze.threads = args.inputs.load.threads;
   args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
   bool quiet = args.quiet || args.json_path == "-";
+  // The host events go as each rank is imported (model/host_events.h): what a stopped
+  // rank was doing is then read again from its file.
+  args.inputs.load.drop_host_events = true;
   if (args.mpi)
-    return RunOverMpi(args.inputs, "analyze", quiet, [&](const model::Trace& trace) { return Report(trace, args, t0); });
+    return RunOverMpi(args.inputs, "analyze", quiet,
+                      [&](const model::Trace& trace, const analysis::DoingAtLookup& doing_at) {
+                        return Report(trace, args, doing_at, t0);
+                      });
   Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", quiet);
   if (!loaded.ok()) return kExitFailed;
-  return Report(*loaded, args, t0);
+  return Report(*loaded, args, DoingAtFromFiles(*loaded), t0);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "common/strings.h"
 #include "importers/nsys/nsys_report.h"
 #include "importers/registry.h"
+#include "model/host_events.h"
 #include "passes/finish.h"
 
 namespace commlens::importers {
@@ -101,6 +102,15 @@ ImportedFile ImportedFile::From(Result<std::vector<model::RankTrace>> imported) 
   return f;
 }
 
+ImportedFile ImportOneFile(const std::string& path, const LoadOptions& options) {
+  ImportedFile f = ImportedFile::From(ImportFile(path));
+  for (size_t k = 0; k < f.ranks.size(); ++k) {
+    f.ranks[k].part = static_cast<uint32_t>(k);
+    if (options.drop_host_events) model::DropHostEvents(&f.ranks[k]);
+  }
+  return f;
+}
+
 std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, const LoadOptions& options) {
   // One file gives one rank, or several (an Nsight Systems report of a whole node).
   std::vector<ImportedFile> imported(files.size());
@@ -113,7 +123,7 @@ std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, con
   }
   ParallelFor(files.size(), options.threads, [&](size_t i) {
     ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
-    imported[i] = ImportedFile::From(ImportFile(files[i]));
+    imported[i] = ImportOneFile(files[i], options);
     if (progress) ++progress->files_done;
   });
   return imported;

@@ -28,6 +28,9 @@ struct LoadOptions {
   int threads = 0;      // 0: one per hardware thread
   model::AlignMode align = model::AlignMode::kAuto;  // clocks across hosts (passes/align_clocks)
   LoadProgress* progress = nullptr;  // updated as files are read, when given
+  // Leave out each rank's host events as it is imported (model/host_events.h): what
+  // analyze does, so that thousands of ranks fit; exports keep them.
+  bool drop_host_events = false;
 };
 
 // Files in |inputs| (files or directories): ExpandInputs, ImportFiles, AssembleJob. Fails
@@ -43,6 +46,10 @@ struct ImportedFile {
 
   static ImportedFile From(Result<std::vector<model::RankTrace>> imported);
 };
+
+// One file imported as ImportFiles imports it: ImportFile, each rank's |part| set, its
+// host events dropped when |options.drop_host_events|.
+ImportedFile ImportOneFile(const std::string& path, const LoadOptions& options);
 
 // Imports every file on |options.threads| threads; result i is files[i]'s. Counts into
 // |options.progress| when given.

@@ -67,10 +67,11 @@ void CounterFields(T& c, F&& f) {
 template <typename T, typename F>
 void RankFields(T& r, F&& f) {
   auto& [rank, world_size, path, format, backend, nccl_version, hostname, devices, threads, notes, strings, gpu, host,
-         annotations, flows, comms, groups, steps, counters, host_counters_only, alive_until, stats, input_bytes] = r;
+         annotations, flows, comms, groups, steps, counters, host_counters_only, alive_until, stats, input_bytes, part,
+         host_events_dropped] = r;
   f(rank), f(world_size), f(path), f(format), f(backend), f(nccl_version), f(hostname), f(devices), f(threads);
   f(notes), f(strings), f(gpu), f(host), f(annotations), f(flows), f(comms), f(groups), f(steps), f(counters);
-  f(host_counters_only), f(alive_until), f(stats), f(input_bytes);
+  f(host_counters_only), f(alive_until), f(stats), f(input_bytes), f(part), f(host_events_dropped);
 }
 static_assert(std::is_trivially_copyable_v<ProfilerStep>, "ProfilerStep is copied raw");
 

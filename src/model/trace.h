@@ -239,6 +239,12 @@ struct RankTrace {
   TimeNs alive_until = kNoTime;
   ImportStats stats;
   uint64_t input_bytes = 0;  // size of the decoded input
+  // Which of its file's ranks this is (0 but for a file of several processes): how the
+  // file's importer finds it again (model/host_events.h).
+  uint32_t part = 0;
+  // Host events, annotations and flows left out of this model after import (analyze:
+  // model/host_events.h); 0 when the tables are whole.
+  uint64_t host_events_dropped = 0;
 
   uint32_t FindOrAddGroup(const ProcessGroup& g);
   // Bytes the rank's tables and strings hold (capacity, not size): the model's memory.

@@ -53,7 +53,7 @@ void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job)
     std::string dev = r.devices.empty() ? "" : r.devices.front().name;
     *out += fmt::format("rank {:<4} {:<8} {:>10}  {} GPU activities, {} host events{}{}  {}\n",
                         r.rank, r.format, FormatBytes(static_cast<int64_t>(r.input_bytes)),
-                        r.gpu.size(), r.host.size() + r.annotations.size(), dev.empty() ? "" : ", ",
+                        r.gpu.size(), r.host.size() + r.annotations.size() + r.host_events_dropped, dev.empty() ? "" : ", ",
                         dev, r.path);
     constexpr size_t kNotesShown = 4;
     for (size_t k = 0; k < r.notes.size() && k < kNotesShown; ++k)

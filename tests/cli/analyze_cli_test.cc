@@ -68,6 +68,36 @@ TEST(AnalyzeCli, ProgressGoesToATerminalOnly) {
   EXPECT_NE(tty.out.find("4 ranks"), std::string::npos) << tty.out;
 }
 
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// analyze drops each rank's host events as it is imported and reads a stopped rank's file
+// again for the hang finding (model/host_events.h); the goldens come from this command,
+// and golden_test / cross_rank_golden_test check the library on whole models against
+// them. Here the command itself must reproduce them byte for byte, on every sample whose
+// findings read the host side: the window (ProfilerStep ranges), the hang and what the
+// stopped rank was doing (Kineto and native), the late-rank causes.
+TEST(AnalyzeCli, TheCommandWithoutHostEventsWritesTheGoldens) {
+  const fs::path dir = fs::temp_directory_path() / ("commlens_golden_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (std::string w : {"ddp", "native", "cross-rank/hang", "cross-rank/hang/native", "cross-rank/slow-host",
+                        "cross-rank/pipeline-1f1b"}) {
+    SCOPED_TRACE(w);
+    std::string name = w;
+    for (char& c : name)
+      if (c == '/') c = '.';
+    const fs::path json = dir / (name + ".json");
+    CliRun r = Shell("cd " + std::string(COMMLENS_SOURCE_DIR) + " && " + COMMLENS_BIN + " analyze -q examples/traces/" +
+                     w + " --json " + json.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::string golden = std::string(COMMLENS_SOURCE_DIR) + "/tests/golden/" + name + ".analyze.json";
+    EXPECT_EQ(Slurp(json), Slurp(golden)) << "the command's JSON differs from " << golden;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(AnalyzeCli, UsageErrors) {
   EXPECT_NE(Commlens("analyze").exit_code, 0);
   CliRun missing = Commlens("analyze /nonexistent/trace/dir");

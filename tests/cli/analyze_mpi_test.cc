@@ -109,6 +109,22 @@ TEST_F(AnalyzeMpi, NothingToLoadFailsOnEveryProcess) {
             std::vector<std::string>{"commlens analyze: " + (dir_ / "missing").string() + ": no such file or directory"});
 }
 
+// A hang: rank 1 (the smaller file, so a worker imports it) stopped. What it was doing
+// comes from its host events, which the worker dropped after sending the rank: rank 0
+// asks the worker, which reads the file again (cli/mpi_job.cc, kQuery).
+TEST_F(AnalyzeMpi, AStoppedRankOnAWorkerSaysWhatItWasDoing) {
+  for (const std::string w : {"/cross-rank/hang", "/cross-rank/hang/native"}) {
+    SCOPED_TRACE(w);
+    ExpectSameAsSingleProcess(kSamples + w, 0, {2});
+    const std::string json = Slurp(dir_ / "np2.json");
+    // In the JSON the quotes around the name are escaped.
+    EXPECT_NE(json.find(w == "/cross-rank/hang" ? R"(rank 1 was in \"stuck_in_data_loader\")"
+                                                : R"(rank 1 last showed \"ncclGroup\")"),
+              std::string::npos)
+        << json.substr(0, 2000);
+  }
+}
+
 // 64 ranks synthesized from the DDP sample (scripts/synth_traces.py, the CTest fixture
 // analyze_mpi_synth64).
 TEST_F(AnalyzeMpi, SixtyFourRanksGiveTheSameJson) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -14,6 +15,7 @@
 #include "analysis/analyze.h"
 #include "importers/registry.h"
 #include "importers/trace_loader.h"
+#include "model/host_events.h"
 #include "report/json_report.h"
 
 namespace commlens::model {
@@ -45,6 +47,8 @@ void ExpectSameRank(const RankTrace& a, const RankTrace& b) {
   EXPECT_EQ(a.hostname, b.hostname);
   EXPECT_EQ(a.input_bytes, b.input_bytes);
   EXPECT_EQ(a.host_counters_only, b.host_counters_only);
+  EXPECT_EQ(a.part, b.part);
+  EXPECT_EQ(a.host_events_dropped, b.host_events_dropped);
   EXPECT_EQ(a.notes, b.notes);
   ASSERT_EQ(a.devices.size(), b.devices.size());
   for (size_t i = 0; i < a.devices.size(); ++i) {
@@ -228,6 +232,42 @@ TEST(RankTraceCodec, JobFromDecodedRanksReportsTheSame) {
     ASSERT_TRUE(assembled.ok());
     auto json = [](const Trace& t) { return report::AnalyzeToJson(t, analysis::Analyze(t, {})).dump(1); };
     EXPECT_EQ(json(*direct), json(*assembled));
+  }
+}
+
+// What analyze keeps of a rank (model/host_events.h): the ProfilerStep ranges and the
+// last host event, in order, the count of the rest; the window and the trace's end are
+// the whole model's; a worker sends the count along.
+TEST(RankTraceCodec, DroppedHostEventsKeepTheWindowAndTravel) {
+  for (const char* sample : {"ddp", "native"}) {
+    SCOPED_TRACE(sample);
+    auto ranks = importers::ImportFile(SampleFiles(sample).front());
+    auto again = importers::ImportFile(SampleFiles(sample).front());
+    ASSERT_TRUE(ranks.ok() && again.ok());
+    const RankTrace& whole = ranks->front();
+    RankTrace slim = std::move(again->front());
+    DropHostEvents(&slim);
+    EXPECT_EQ(slim.host_events_dropped + slim.host.size() + slim.annotations.size(),
+              whole.host.size() + whole.annotations.size());
+    EXPECT_GT(slim.host_events_dropped, 0u);
+    EXPECT_EQ(slim.flows.size(), 0u);
+    size_t steps = 0;
+    for (StringId n : whole.host.name) steps += whole.strings.Get(n).starts_with(kProfilerStepPrefix);
+    for (StringId n : whole.annotations.name) steps += whole.strings.Get(n).starts_with(kProfilerStepPrefix);
+    EXPECT_LE(slim.host.size() + slim.annotations.size(), steps + 1);
+    if (whole.host.size() > 0) {
+      TimeNs last = INT64_MIN, slim_last = INT64_MIN;
+      for (TimeNs t : whole.host.end) last = std::max(last, t);
+      for (TimeNs t : slim.host.end) slim_last = std::max(slim_last, t);
+      EXPECT_EQ(slim_last, last);
+    }
+    for (size_t i = 1; i < slim.host.size(); ++i) EXPECT_LE(slim.host.start[i - 1], slim.host.start[i]);
+    analysis::ActivityWindow a = analysis::SelectActivities(whole, {}), b = analysis::SelectActivities(slim, {});
+    EXPECT_EQ(a.rows, b.rows);
+    EXPECT_EQ(a.cutoff, b.cutoff);
+    EXPECT_EQ(a.filtered, b.filtered);
+    slim.part = 3;
+    ExpectSameRank(slim, RoundTrip(slim));
   }
 }
 

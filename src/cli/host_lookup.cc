@@ -1,0 +1,29 @@
+#include "cli/host_lookup.h"
+
+#include "importers/registry.h"
+
+namespace commlens::cli {
+
+std::string HostEventsAgain::DoingAt(const std::string& path, uint32_t part, model::TimeNs file_time) {
+  if (path != path_) {
+    path_ = path;
+    ranks_.clear();
+    if (Result<std::vector<model::RankTrace>> read = importers::ImportFile(path); read.ok())
+      ranks_ = std::move(read).value();
+  }
+  return part < ranks_.size() ? analysis::DoingAt(ranks_[part], file_time) : std::string();
+}
+
+model::TimeNs FileTime(const model::Trace& trace, size_t rank_index, model::TimeNs t) {
+  const model::ClockAlignment& c = trace.clock;
+  return c.applied && rank_index < c.ranks.size() ? t + c.ranks[rank_index].offset : t;
+}
+
+analysis::DoingAtLookup DoingAtFromFiles(const model::Trace& trace) {
+  auto again = std::make_shared<HostEventsAgain>();
+  return [&trace, again](size_t r, model::TimeNs t) {
+    return again->DoingAt(trace.ranks[r].path, trace.ranks[r].part, FileTime(trace, r, t));
+  };
+}
+
+}  // namespace commlens::cli

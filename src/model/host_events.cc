@@ -1,0 +1,51 @@
+#include "model/host_events.h"
+
+#include <vector>
+
+#include "common/strings.h"
+
+namespace commlens::model {
+
+namespace {
+
+// Keeps the rows whose |keep| is set, in order, in every column of a table.
+template <typename... Columns>
+void KeepRows(const std::vector<uint8_t>& keep, Columns&... columns) {
+  auto one = [&](auto& column) {
+    size_t out = 0;
+    for (size_t i = 0; i < column.size(); ++i)
+      if (keep[i]) column[out++] = column[i];
+    column.resize(out);
+    column.shrink_to_fit();
+  };
+  (one(columns), ...);
+}
+
+template <typename Table>
+std::vector<uint8_t> StepRows(const Table& table, const StringPool& strings) {
+  std::vector<uint8_t> keep(table.size(), 0);
+  for (size_t i = 0; i < table.size(); ++i) keep[i] = StartsWith(strings.Get(table.name[i]), kProfilerStepPrefix);
+  return keep;
+}
+
+}  // namespace
+
+void DropHostEvents(RankTrace* r) {
+  const uint64_t before = r->host.size() + r->annotations.size();
+  HostEvents& h = r->host;
+  std::vector<uint8_t> keep = StepRows(h, r->strings);
+  size_t last = h.size();
+  for (size_t i = 0; i < h.size(); ++i)
+    if (last == h.size() || h.end[i] > h.end[last]) last = i;
+  if (last < h.size()) keep[last] = 1;
+  KeepRows(keep, h.start, h.end, h.name, h.pid, h.tid, h.correlation, h.kind);
+
+  Annotations& a = r->annotations;
+  keep = StepRows(a, r->strings);
+  KeepRows(keep, a.start, a.end, a.name, a.domain, a.pid, a.tid, a.device, a.depth);
+
+  r->flows = {};
+  r->host_events_dropped += before - (r->host.size() + r->annotations.size());
+}
+
+}  // namespace commlens::model
