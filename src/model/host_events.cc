@@ -1,5 +1,7 @@
 #include "model/host_events.h"
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "common/strings.h"
@@ -28,6 +30,28 @@ std::vector<uint8_t> StepRows(const Table& table, const StringPool& strings) {
   return keep;
 }
 
+// A pool of the strings the rank's tables still name, in the order they are first named
+// ("" stays 0), in one block of their size; every id column moves to it.
+void KeepNamedStrings(RankTrace* r) {
+  const std::array<std::vector<StringId>*, 7> columns{&r->gpu.name,         &r->host.name,   &r->annotations.name,
+                                                      &r->annotations.domain, &r->comms.dtype, &r->comms.algorithm,
+                                                      &r->comms.protocol};
+  std::vector<uint32_t> moved(r->strings.size(), kNoIndex);
+  size_t bytes = 0;
+  for (const std::vector<StringId>* column : columns)
+    for (StringId id : *column)
+      if (moved[id.value] == kNoIndex) moved[id.value] = 0, bytes += r->strings.Get(id).size();
+  StringPool pool(bytes);
+  std::fill(moved.begin(), moved.end(), kNoIndex);
+  for (std::vector<StringId>* column : columns)
+    for (StringId& id : *column) {
+      uint32_t& to = moved[id.value];
+      if (to == kNoIndex) to = pool.Intern(r->strings.Get(id)).value;
+      id.value = to;
+    }
+  r->strings = std::move(pool);
+}
+
 }  // namespace
 
 void DropHostEvents(RankTrace* r) {
@@ -46,6 +70,7 @@ void DropHostEvents(RankTrace* r) {
 
   r->flows = {};
   r->host_events_dropped += before - (r->host.size() + r->annotations.size());
+  KeepNamedStrings(r);
 }
 
 }  // namespace commlens::model

@@ -14,7 +14,9 @@ namespace commlens::model {
 
 // Leaves out host events, annotations and flows but the ProfilerStep#N ranges (host and
 // annotation tables) and the first host event that ends last, in their order; counts what
-// was left out of those two tables in |host_events_dropped|. Everything else is untouched.
+// was left out of those two tables in |host_events_dropped|; keeps only the strings the
+// tables still name (string ids change, the strings they name do not). Everything else
+// is untouched.
 void DropHostEvents(RankTrace* rank);
 
 }  // namespace commlens::model

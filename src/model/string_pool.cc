@@ -1,22 +1,23 @@
 #include "model/string_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace commlens::model {
 
-StringPool::StringPool() {
+StringPool::StringPool(size_t block_bytes) : block_size_(std::max<size_t>(block_bytes, 1)), block_used_(block_size_) {
   views_.emplace_back();
   index_.emplace(std::string_view(), 0);
 }
 
 std::string_view StringPool::Store(std::string_view s) {
-  if (s.size() > kBlockSize / 4) {  // large strings get a block of their own
+  if (s.size() > block_size_ / 4) {  // large strings get a block of their own
     large_.push_back(std::make_unique_for_overwrite<char[]>(s.size()));
     std::memcpy(large_.back().get(), s.data(), s.size());
     return {large_.back().get(), s.size()};
   }
-  if (block_used_ + s.size() > kBlockSize) {
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(kBlockSize));
+  if (block_used_ + s.size() > block_size_) {
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

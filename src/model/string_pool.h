@@ -21,7 +21,10 @@ struct StringId {
 
 class StringPool {
  public:
-  StringPool();
+  StringPool() : StringPool(kBlockSize) {}
+  // Blocks of |block_bytes| (a pool built once, from strings of known total size, takes
+  // one block of that size instead of a megabyte).
+  explicit StringPool(size_t block_bytes);
   StringPool(StringPool&&) noexcept = default;
   StringPool& operator=(StringPool&&) noexcept = default;
 
@@ -36,9 +39,10 @@ class StringPool {
   static constexpr size_t kBlockSize = 1 << 20;
   std::string_view Store(std::string_view s);
 
+  size_t block_size_;
   std::vector<std::unique_ptr<char[]>> blocks_;  // small strings, packed; the last one fills
   std::vector<std::unique_ptr<char[]>> large_;   // one block per large string
-  size_t block_used_ = kBlockSize;
+  size_t block_used_;
   std::vector<std::string_view> views_;
   std::unordered_map<std::string_view, uint32_t> index_;
 };

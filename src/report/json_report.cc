@@ -1,6 +1,7 @@
 #include "report/json_report.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "model/activity_class.h"
 #include "model/collective.h"
@@ -106,7 +107,7 @@ json IdleJson(const std::vector<analysis::StreamIdle>& streams) {
                               {"kind", std::string(analysis::GapKindName(g.kind))},
                               {"before", g.before},
                               {"after", g.after}});
-    arr.push_back(j);
+    arr.push_back(std::move(j));
   }
   return arr;
 }
@@ -369,7 +370,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
     in["bytes"] = r.input_bytes;
     in["notes"] = r.notes;
     in["import_issues"] = IssuesJson(r.stats);
-    doc["inputs"].push_back(in);
+    doc["inputs"].push_back(std::move(in));
 
     json j = BreakdownJson(a.time.total);
     j["rank"] = r.rank;
@@ -382,11 +383,11 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
     for (const auto& s : a.time.steps) {
       json sj = BreakdownJson(s.time);
       sj["step"] = s.number;
-      j["steps"].push_back(sj);
+      j["steps"].push_back(std::move(sj));
     }
     j["kernel_breakdown"] = KernelsJson(a.kernels, a.time.total.span);
     j["idle_gaps"] = IdleJson(a.idle);
-    doc["ranks"].push_back(j);
+    doc["ranks"].push_back(std::move(j));
   }
   doc["failures"] = json::array();
   for (const auto& f : trace.failures)
@@ -397,7 +398,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
     json sj = BreakdownJson(s.mean);
     sj["step"] = s.number;
     sj["ranks"] = s.ranks;
-    doc["steps"].push_back(sj);
+    doc["steps"].push_back(std::move(sj));
   }
   model::TimeNs span = 0;
   for (const auto& a : job.ranks) span += a.time.total.span;
