@@ -107,6 +107,8 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "warning for each port whose error, retransmit or drop counters grew (which, how many,\n"
       "when first), NIC bytes and Gb/s against line rate per collective bucket; GPU metrics.\n"
       "Definitions: docs/analysis.md.\n\n"
+      "Memory: each rank's host events are dropped once it is imported (the analyses read only\n"
+      "its ProfilerStep ranges; a stopped rank's file is read again to say what it was doing).\n"
       "Thousands of ranks: `mpirun -np N commlens analyze --mpi TRACES` (or srun) spreads the\n"
       "import over N processes; rank 0 writes the same report (docs/performance.md).\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
