@@ -24,9 +24,18 @@ Result<std::vector<model::RankTrace>> One(Result<model::RankTrace> r) {
 }
 
 // Streamed in bounded windows: memory is the model plus a few MB, not the file.
-Result<std::vector<model::RankTrace>> ImportKinetoFile(const std::string& path) { return One(StreamKinetoTrace(path)); }
+Result<std::vector<model::RankTrace>> ImportKinetoFile(const std::string& path, const ImportOptions& options) {
+  KinetoStreamOptions stream;
+  stream.drop_host_events = options.drop_host_events;
+  return One(StreamKinetoTrace(path, stream));
+}
+Result<std::vector<model::RankTrace>> ImportNsysFile(const std::string& path, const ImportOptions&) {
+  return ImportNsysExport(path);
+}
 #if COMMLENS_HAS_NATIVE_IMPORT
-Result<std::vector<model::RankTrace>> ImportNativeFile(const std::string& path) { return One(ImportNativeTrace(path)); }
+Result<std::vector<model::RankTrace>> ImportNativeFile(const std::string& path, const ImportOptions&) {
+  return One(ImportNativeTrace(path));
+}
 #endif
 
 // Binary formats first: their magic is exact; the JSON sniff is a guess.
@@ -34,7 +43,7 @@ constexpr std::array kImporters = {
 #if COMMLENS_HAS_NATIVE_IMPORT
     Importer{"native", "a commlens native trace (.cltrace)", LooksLikeNativeTrace, ImportNativeFile},
 #endif
-    Importer{"nsys", "an Nsight Systems SQLite export (.sqlite)", LooksLikeSqlite, ImportNsysExport},
+    Importer{"nsys", "an Nsight Systems SQLite export (.sqlite)", LooksLikeSqlite, ImportNsysFile},
     Importer{"kineto", "a Kineto (PyTorch profiler) JSON trace", LooksLikeKinetoTrace, ImportKinetoFile},
 };
 
@@ -48,7 +57,7 @@ const Importer* FindImporter(std::string_view head) {
   return nullptr;
 }
 
-Result<std::vector<model::RankTrace>> ImportFile(const std::string& path) {
+Result<std::vector<model::RankTrace>> ImportFile(const std::string& path, const ImportOptions& options) {
   if (EndsWith(path, kNsysReportSuffix)) {
     COMMLENS_ASSIGN_OR_RETURN(NsysExport exported, ExportNsysReport(path));
     COMMLENS_ASSIGN_OR_RETURN(std::vector<model::RankTrace> ranks, ImportNsysExport(exported.sqlite));
@@ -66,7 +75,7 @@ Result<std::vector<model::RankTrace>> ImportFile(const std::string& path) {
     for (const Importer& i : kImporters) expected += (expected.empty() ? "" : " or ") + std::string(i.accepts);
     return Error(path + ": not a trace commlens reads: expected " + expected);
   }
-  COMMLENS_ASSIGN_OR_RETURN(std::vector<model::RankTrace> ranks, importer->import(path));
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<model::RankTrace> ranks, importer->import(path, options));
   for (model::RankTrace& r : ranks) passes::FinishRank(&r);
   return ranks;
 }

@@ -14,11 +14,17 @@
 
 namespace commlens::importers {
 
+struct ImportOptions {
+  // The rank is for analyze, which drops its host events after the per-rank passes
+  // (model/host_events.h): an importer that can leave them out as it reads may (Kineto).
+  bool drop_host_events = false;
+};
+
 struct Importer {
   std::string_view name;      // "kineto", "native": RankTrace::format
   std::string_view accepts;   // for messages: "a Kineto (PyTorch profiler) JSON trace"
   bool (*sniff)(std::string_view head);
-  Result<std::vector<model::RankTrace>> (*import)(const std::string& path);
+  Result<std::vector<model::RankTrace>> (*import)(const std::string& path, const ImportOptions& options);
 };
 
 // Bytes of a file's decoded start that every sniff is given (fewer for a short file).
@@ -32,6 +38,6 @@ const Importer* FindImporter(std::string_view head);
 // Imports one file of any supported format and runs the per-rank finishing passes on each
 // of its ranks. An Nsight Systems report (.nsys-rep) is exported to SQLite first
 // (nsys/nsys_report.h).
-Result<std::vector<model::RankTrace>> ImportFile(const std::string& path);
+Result<std::vector<model::RankTrace>> ImportFile(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace commlens::importers

@@ -103,7 +103,7 @@ ImportedFile ImportedFile::From(Result<std::vector<model::RankTrace>> imported) 
 }
 
 ImportedFile ImportOneFile(const std::string& path, const LoadOptions& options) {
-  ImportedFile f = ImportedFile::From(ImportFile(path));
+  ImportedFile f = ImportedFile::From(ImportFile(path, {options.drop_host_events}));
   for (size_t k = 0; k < f.ranks.size(); ++k) {
     f.ranks[k].part = static_cast<uint32_t>(k);
     if (options.drop_host_events) model::DropHostEvents(&f.ranks[k]);

@@ -38,6 +38,9 @@ struct KinetoStreamOptions {
   // index for a window is ~5x its size, so a window of a few MB keeps a rank within
   // ~tens of MB beside its model.
   size_t window_bytes = size_t{2} << 20;
+  // Keep of the host events only what the per-rank passes and analyze read
+  // (KinetoTableWriter; model/host_events.h drops the rest after the passes).
+  bool drop_host_events = false;
 };
 
 // Imports one rank's trace from |path| in bounded memory: the same model as

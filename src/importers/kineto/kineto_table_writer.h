@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,7 +16,12 @@ namespace commlens::importers {
 
 class KinetoTableWriter {
  public:
-  explicit KinetoTableWriter(model::RankTrace* rank) : rank_(rank) {}
+  // |drop_host_events|: append only the host events the per-rank passes read (CUDA
+  // runtime and driver calls, which link launches) and the ProfilerStep#N ranges, and the
+  // one that ends last; count the others in RankTrace::host_events_dropped (analyze:
+  // model/host_events.h drops the rest after the passes).
+  explicit KinetoTableWriter(model::RankTrace* rank, bool drop_host_events = false)
+      : rank_(rank), drop_host_events_(drop_host_events) {}
 
   // |offset| is the event's byte offset in the decoded file, kept for error reports.
   void Add(const KinetoEvent& event, uint64_t offset);
@@ -39,7 +45,20 @@ class KinetoTableWriter {
     std::string_view text;  // the pool's copy
     model::StringId id;
   };
+  // Whether a host event (|host|; else an annotation) is dropped: counted, and
+  // remembered when it ends last.
+  bool DropHost(const KinetoEvent& e, bool host, model::HostKind kind);
+
   model::RankTrace* rank_;
+  bool drop_host_events_;
+  // The dropped host event that ends last (the first of equals): appended at Finish, as
+  // the model must still say where the trace ends.
+  struct LastHost {
+    int64_t start = 0, end = INT64_MIN;
+    std::string name;
+    int64_t pid = 0, tid = 0, correlation = 0;
+    model::HostKind kind = model::HostKind::kOther;
+  } last_host_;
   std::array<CachedName, 1024> names_{};
 };
 
