@@ -2,7 +2,9 @@
 // parse, table writer, finishing passes) and, when they import, through every analysis and both reports.
 // The same bytes also go through the streaming reader, from an in-memory file and with a
 // small window (so that window boundaries fall everywhere): when both readers accept
-// them, the tables they write must be the same.
+// them, the tables they write must be the same. A third pass reads them as analyze does
+// (host events left out as they are read), which must keep the same GPU side, launches,
+// steps and host counts.
 // Any crash, sanitizer report or hang is a bug: bad input must end in a Status or in
 // counted bad events.
 #include <sys/mman.h>
@@ -10,6 +12,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,14 +29,15 @@
 
 // The streaming import of |data| through a memfd (the reader takes a path), or nothing
 // when no memfd can be made.
-std::optional<commlens::Result<commlens::model::RankTrace>> Stream(const uint8_t* data, size_t size, size_t window) {
+std::optional<commlens::Result<commlens::model::RankTrace>> Stream(const uint8_t* data, size_t size, size_t window,
+                                                                   bool drop_host_events = false) {
   int fd = memfd_create("kineto_fuzz", 0);
   if (fd < 0) return std::nullopt;
   if (size > 0 && write(fd, data, size) != static_cast<ssize_t>(size)) {
     close(fd);
     return std::nullopt;
   }
-  auto r = commlens::importers::StreamKinetoTrace("/proc/self/fd/" + std::to_string(fd), {.window_bytes = window});
+  auto r = commlens::importers::StreamKinetoTrace("/proc/self/fd/" + std::to_string(fd), {.window_bytes = window, .drop_host_events = drop_host_events});
   close(fd);
   return r;
 }
@@ -59,6 +63,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 a.strings.size() == b.strings.size() && a.stats.total() == b.stats.total() &&
                 a.input_bytes == b.input_bytes;
     if (!same) std::abort();  // the streaming reader disagrees with the whole-document one
+  }
+  // analyze's import (host events left out as they are read) against the whole one with
+  // the drop after the passes (model/host_events.h): the same GPU side, launches, steps,
+  // counts and end of the host side.
+  auto lean = Stream(data, size, 64 + size % 89, true);
+  if (streamed && streamed->ok() && lean && lean->ok()) {
+    model::RankTrace& whole = **streamed;
+    model::RankTrace& kept = **lean;
+    const size_t host_events = whole.host.size() + whole.annotations.size();
+    auto last_end = [](const model::RankTrace& r) {
+      model::TimeNs end = INT64_MIN;
+      for (model::TimeNs t : r.host.end) end = std::max(end, t);
+      return end;
+    };
+    if (kept.host.size() + kept.annotations.size() + kept.host_events_dropped != host_events ||
+        last_end(kept) != last_end(whole) || kept.gpu.start != whole.gpu.start ||
+        kept.comms.bytes != whole.comms.bytes || kept.stats.total() != whole.stats.total())
+      std::abort();
+    passes::FinishRank(&whole);
+    passes::FinishRank(&kept);
+    if (kept.gpu.launch != whole.gpu.launch || kept.comms.seq != whole.comms.seq || kept.steps.size() != whole.steps.size())
+      std::abort();
   }
   if (!rank.ok()) return 0;
   model::Trace trace;
