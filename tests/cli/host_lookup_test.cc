@@ -1,0 +1,55 @@
+// analyze's hang finding without host events (cli/host_lookup.h): a stopped rank's file is
+// read again and asked at the others' moment moved back onto the file's clock. With every
+// rank on its own clock (--align collectives moves the stopped rank by microseconds) the
+// report must be the whole model's, word for word.
+#include "cli/host_lookup.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "analysis/analyze.h"
+#include "importers/trace_loader.h"
+#include "report/json_report.h"
+
+namespace commlens::cli {
+namespace {
+
+std::string Report(const std::string& sample, bool drop) {
+  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
+  importers::LoadOptions load;
+  load.align = model::AlignMode::kCollectives;
+  load.drop_host_events = drop;
+  auto trace = importers::LoadTrace({"examples/traces/" + sample}, load);
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  if (!trace.ok()) return {};
+  analysis::AnalyzeOptions options;
+  if (drop) options.doing_at = DoingAtFromFiles(*trace);
+  return report::AnalyzeToJson(*trace, analysis::Analyze(*trace, options)).dump(1);
+}
+
+TEST(HostLookup, AStoppedRankOnItsOwnClockSaysWhatTheWholeModelSays) {
+  for (const char* sample : {"cross-rank/hang", "cross-rank/hang/native"}) {
+    SCOPED_TRACE(sample);
+    const std::string whole = Report(sample, false);
+    EXPECT_NE(whole.find("missing_doing"), std::string::npos);
+    EXPECT_EQ(Report(sample, true), whole);
+  }
+}
+
+// Without a way back to the file, a rank whose host events were dropped says nothing of
+// what it did (rather than what its few kept rows would suggest).
+TEST(HostLookup, WithoutTheFileTheFindingSaysNothingOfIt) {
+  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
+  importers::LoadOptions load;
+  load.drop_host_events = true;
+  auto trace = importers::LoadTrace({"examples/traces/cross-rank/hang"}, load);
+  ASSERT_TRUE(trace.ok());
+  analysis::JobAnalysis job = analysis::Analyze(*trace, {});
+  ASSERT_FALSE(job.cross_rank.hangs.empty());
+  for (const analysis::Hang& h : job.cross_rank.hangs) EXPECT_TRUE(h.missing_doing.empty());
+}
+
+}  // namespace
+}  // namespace commlens::cli
