@@ -220,7 +220,7 @@ struct RankTrace {
   std::vector<HostThread> threads;
   std::vector<std::string> notes;  // what the importer assumed ("rank taken from file name")
 
-  StringPool strings;
+  StringPool strings;  // every StringId column is listed in host_events.cc (KeepNamedStrings)
   GpuActivities gpu;
   HostEvents host;
   Annotations annotations;
