@@ -4,14 +4,16 @@
 
 namespace commlens::cli {
 
-std::string HostEventsAgain::DoingAt(const std::string& path, uint32_t part, model::TimeNs file_time) {
+std::string HostEventsAgain::DoingAt(const std::string& path, uint32_t part, uint64_t input_bytes,
+                                     model::TimeNs file_time) {
   if (path != path_) {
     path_ = path;
     ranks_.clear();
     if (Result<std::vector<model::RankTrace>> read = importers::ImportFile(path); read.ok())
       ranks_ = std::move(read).value();
   }
-  return part < ranks_.size() ? analysis::DoingAt(ranks_[part], file_time) : std::string();
+  if (part >= ranks_.size() || ranks_[part].input_bytes != input_bytes) return {};
+  return analysis::DoingAt(ranks_[part], file_time);
 }
 
 model::TimeNs FileTime(const model::Trace& trace, size_t rank_index, model::TimeNs t) {
@@ -22,7 +24,8 @@ model::TimeNs FileTime(const model::Trace& trace, size_t rank_index, model::Time
 analysis::DoingAtLookup DoingAtFromFiles(const model::Trace& trace) {
   auto again = std::make_shared<HostEventsAgain>();
   return [&trace, again](size_t r, model::TimeNs t) {
-    return again->DoingAt(trace.ranks[r].path, trace.ranks[r].part, FileTime(trace, r, t));
+    const model::RankTrace& rank = trace.ranks[r];
+    return again->DoingAt(rank.path, rank.part, rank.input_bytes, FileTime(trace, r, t));
   };
 }
 

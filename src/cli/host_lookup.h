@@ -18,8 +18,9 @@ namespace commlens::cli {
 class HostEventsAgain {
  public:
   // analysis::DoingAt on rank |part| of |path| at |file_time| (that file's own clock);
-  // empty when the file cannot be read again.
-  std::string DoingAt(const std::string& path, uint32_t part, model::TimeNs file_time);
+  // empty when the file cannot be read again, or no longer decodes to |input_bytes| (it
+  // changed since it was imported).
+  std::string DoingAt(const std::string& path, uint32_t part, uint64_t input_bytes, model::TimeNs file_time);
 
  private:
   std::string path_;

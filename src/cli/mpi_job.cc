@@ -40,7 +40,8 @@ using importers::ImportedFile;
 constexpr int kFile = 1;
 constexpr int kMore = 2;
 // Rank 0 to a worker while it reports: what a rank of the worker's share was doing at a
-// moment ({file index, part, time on the file's clock}); the worker answers in words.
+// moment ({file index, part, decoded bytes, time on the file's clock}); the worker
+// answers in words.
 constexpr int kQuery = 3;
 constexpr int kAnswer = 4;
 constexpr size_t kChunk = size_t{1} << 30;  // MPI counts are ints
@@ -469,10 +470,10 @@ int ServeUntilExitCode(const Plan& plan, const MpiSession& mpi) {
     polls = 0;
     std::vector<uint8_t> query = ReceiveFrom(0, kQuery, mpi.comm());
     Cursor in{query};
-    uint64_t file = 0, part = 0, time = 0;
+    uint64_t file = 0, part = 0, bytes = 0, time = 0;
     std::string answer;
-    if (in.U64(&file) && in.U64(&part) && in.U64(&time) && file < plan.files.size())
-      answer = again.DoingAt(plan.files[file], static_cast<uint32_t>(part), static_cast<model::TimeNs>(time));
+    if (in.U64(&file) && in.U64(&part) && in.U64(&bytes) && in.U64(&time) && file < plan.files.size())
+      answer = again.DoingAt(plan.files[file], static_cast<uint32_t>(part), bytes, static_cast<model::TimeNs>(time));
     SendTo(0, kAnswer, std::vector<uint8_t>(answer.begin(), answer.end()), mpi.comm());
   }
 }
@@ -490,10 +491,11 @@ analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const model::Trace& tra
     const auto file = file_of->find(rank.path);
     if (file == file_of->end()) return {};
     const int owner = static_cast<int>(plan.owner[file->second]);
-    if (owner == 0) return again->DoingAt(rank.path, rank.part, file_time);
+    if (owner == 0) return again->DoingAt(rank.path, rank.part, rank.input_bytes, file_time);
     std::vector<uint8_t> query;
     PutU64(&query, file->second);
     PutU64(&query, rank.part);
+    PutU64(&query, rank.input_bytes);
     PutU64(&query, static_cast<uint64_t>(file_time));
     SendTo(owner, kQuery, std::move(query), mpi.comm());
     std::vector<uint8_t> answer = ReceiveFrom(owner, kAnswer, mpi.comm());

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "analysis/analyze.h"
+#include "importers/registry.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
 
@@ -49,6 +50,19 @@ TEST(HostLookup, WithoutTheFileTheFindingSaysNothingOfIt) {
   analysis::JobAnalysis job = analysis::Analyze(*trace, {});
   ASSERT_FALSE(job.cross_rank.hangs.empty());
   for (const analysis::Hang& h : job.cross_rank.hangs) EXPECT_TRUE(h.missing_doing.empty());
+}
+
+// A file that changed since it was imported (another decoded size) is not asked.
+TEST(HostLookup, AFileThatChangedIsNotAsked) {
+  const std::string path = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/cross-rank/hang/rank1.json.gz";
+  auto rank = importers::ImportFile(path);
+  ASSERT_TRUE(rank.ok());
+  const model::RankTrace& r = rank->front();
+  const model::TimeNs t = r.host.end.empty() ? 0 : r.host.end.back();
+  HostEventsAgain again;
+  EXPECT_FALSE(again.DoingAt(path, 0, r.input_bytes, t).empty());
+  EXPECT_TRUE(again.DoingAt(path, 0, r.input_bytes + 1, t).empty());
+  EXPECT_TRUE(again.DoingAt(path, 1, r.input_bytes, t).empty());
 }
 
 }  // namespace
