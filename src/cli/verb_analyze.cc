@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 
 #include "analysis/analyze.h"
@@ -38,12 +39,15 @@ int Report(const model::Trace& trace, const AnalyzeArgs& args, const analysis::D
   analysis::JobAnalysis job = analysis::Analyze(trace, options);
 
   if (!args.json_path.empty()) {
-    std::string text = report::AnalyzeToJson(trace, job).dump(1) + "\n";
+    // Written straight to the stream (indent 1, as dump(1)): a job of thousands of ranks
+    // does not hold its JSON text beside the document.
+    const nlohmann::json doc = report::AnalyzeToJson(trace, job);
     if (args.json_path == "-") {
-      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::cout << std::setw(1) << doc << "\n";
+      std::cout.flush();
     } else {
       std::ofstream out(args.json_path, std::ios::binary);
-      out << text;
+      out << std::setw(1) << doc << "\n";
       if (!out.good()) {
         fmt::print(stderr, "commlens analyze: cannot write {}\n", args.json_path);
         return kExitFailed;
