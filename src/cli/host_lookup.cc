@@ -16,6 +16,11 @@ std::string HostEventsAgain::DoingAt(const std::string& path, uint32_t part, uin
   return analysis::DoingAt(ranks_[part], file_time);
 }
 
+std::string HostEventsAgain::DoingAt(const model::Trace& trace, size_t rank_index, model::TimeNs t) {
+  const model::RankTrace& rank = trace.ranks[rank_index];
+  return DoingAt(rank.path, rank.part, rank.input_bytes, FileTime(trace, rank_index, t));
+}
+
 model::TimeNs FileTime(const model::Trace& trace, size_t rank_index, model::TimeNs t) {
   const model::ClockAlignment& c = trace.clock;
   return c.applied && rank_index < c.ranks.size() ? t + c.ranks[rank_index].offset : t;
@@ -23,10 +28,7 @@ model::TimeNs FileTime(const model::Trace& trace, size_t rank_index, model::Time
 
 analysis::DoingAtLookup DoingAtFromFiles(const model::Trace& trace) {
   auto again = std::make_shared<HostEventsAgain>();
-  return [&trace, again](size_t r, model::TimeNs t) {
-    const model::RankTrace& rank = trace.ranks[r];
-    return again->DoingAt(rank.path, rank.part, rank.input_bytes, FileTime(trace, r, t));
-  };
+  return [&trace, again](size_t r, model::TimeNs t) { return again->DoingAt(trace, r, t); };
 }
 
 }  // namespace commlens::cli

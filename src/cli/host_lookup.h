@@ -21,6 +21,8 @@ class HostEventsAgain {
   // empty when the file cannot be read again, or no longer decodes to |input_bytes| (it
   // changed since it was imported).
   std::string DoingAt(const std::string& path, uint32_t part, uint64_t input_bytes, model::TimeNs file_time);
+  // The same for rank |rank_index| of |trace| at |t| on the job's clock.
+  std::string DoingAt(const model::Trace& trace, size_t rank_index, model::TimeNs t);
 
  private:
   std::string path_;

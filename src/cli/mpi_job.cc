@@ -425,22 +425,25 @@ int ShareExitCode(int code, MPI_Comm comm) {
 
 // ---- what a stopped rank was doing: its file read again where it was imported ----
 
-// Bytes of a message from |from| with |tag|, once it has come.
+// A message from |from| with |tag| if one has come.
+std::optional<std::vector<uint8_t>> TryReceive(int from, int tag, MPI_Comm comm) {
+  int arrived = 0;
+  MPI_Message probed;
+  MPI_Status status;
+  MPI_Improbe(from, tag, comm, &arrived, &probed, &status);
+  if (!arrived) return std::nullopt;
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  MPI_Mrecv(bytes.data(), count, MPI_BYTE, &probed, MPI_STATUS_IGNORE);
+  return bytes;
+}
+
+// A message from |from| with |tag|, once it has come.
 std::vector<uint8_t> ReceiveFrom(int from, int tag, MPI_Comm comm) {
   for (int polls = 0;; ++polls) {
-    int arrived = 0;
-    MPI_Message probed;
-    MPI_Status status;
-    MPI_Improbe(from, tag, comm, &arrived, &probed, &status);
-    if (!arrived) {
-      Nap(polls);
-      continue;
-    }
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    std::vector<uint8_t> bytes(static_cast<size_t>(count));
-    MPI_Mrecv(bytes.data(), count, MPI_BYTE, &probed, MPI_STATUS_IGNORE);
-    return bytes;
+    if (std::optional<std::vector<uint8_t>> bytes = TryReceive(from, tag, comm)) return std::move(*bytes);
+    Nap(polls);
   }
 }
 
@@ -461,15 +464,13 @@ int ServeUntilExitCode(const Plan& plan, const MpiSession& mpi) {
     int finished = 0;
     MPI_Test(&done, &finished, MPI_STATUS_IGNORE);
     if (finished) return code;
-    int asked = 0;
-    MPI_Iprobe(0, kQuery, mpi.comm(), &asked, MPI_STATUS_IGNORE);
-    if (!asked) {
+    std::optional<std::vector<uint8_t>> query = TryReceive(0, kQuery, mpi.comm());
+    if (!query) {
       Nap(polls);
       continue;
     }
     polls = 0;
-    std::vector<uint8_t> query = ReceiveFrom(0, kQuery, mpi.comm());
-    Cursor in{query};
+    Cursor in{*query};
     uint64_t file = 0, part = 0, bytes = 0, time = 0;
     std::string answer;
     if (in.U64(&file) && in.U64(&part) && in.U64(&bytes) && in.U64(&time) && file < plan.files.size())
@@ -487,16 +488,15 @@ analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const model::Trace& tra
   auto again = std::make_shared<HostEventsAgain>();
   return [&plan, &trace, &mpi, file_of, again](size_t r, model::TimeNs t) -> std::string {
     const model::RankTrace& rank = trace.ranks[r];
-    const model::TimeNs file_time = FileTime(trace, r, t);
     const auto file = file_of->find(rank.path);
     if (file == file_of->end()) return {};
     const int owner = static_cast<int>(plan.owner[file->second]);
-    if (owner == 0) return again->DoingAt(rank.path, rank.part, rank.input_bytes, file_time);
+    if (owner == 0) return again->DoingAt(trace, r, t);
     std::vector<uint8_t> query;
     PutU64(&query, file->second);
     PutU64(&query, rank.part);
     PutU64(&query, rank.input_bytes);
-    PutU64(&query, static_cast<uint64_t>(file_time));
+    PutU64(&query, static_cast<uint64_t>(FileTime(trace, r, t)));
     SendTo(owner, kQuery, std::move(query), mpi.comm());
     std::vector<uint8_t> answer = ReceiveFrom(owner, kAnswer, mpi.comm());
     return std::string(answer.begin(), answer.end());

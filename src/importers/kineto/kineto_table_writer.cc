@@ -166,16 +166,16 @@ void KinetoTableWriter::AddComplete(const KinetoEvent& e, uint64_t offset) {
       if (e.stream >= 0) AddGpuActivity(e, ActivityKind::kSync);
       return;
     case Category::kHost:
-      if (drop_host_events_ && DropHost(e, true, info.host_kind)) return;
+      if (drop_host_events_ && DropHostEvent(e, info.host_kind)) return;
       rank_->host.Append(e.ts_ns, end, InternName(e.name), e.pid, e.tid, e.correlation,
                          info.host_kind);
       return;
     case Category::kAnnotation:
-      if (drop_host_events_ && DropHost(e, false, model::HostKind::kOther)) return;
+      if (drop_host_events_ && DropUnlessStep(e)) return;
       rank_->annotations.Append(e.ts_ns, end, InternName(e.name), {}, e.pid, e.tid, -1);
       return;
     case Category::kGpuAnnotation:  // projected onto a GPU stream: pid is the device, tid the stream
-      if (drop_host_events_ && DropHost(e, false, model::HostKind::kOther)) return;
+      if (drop_host_events_ && DropUnlessStep(e)) return;
       rank_->annotations.Append(e.ts_ns, end, InternName(e.name), {}, e.pid, e.tid,
                                 static_cast<int32_t>(e.device >= 0 ? e.device : e.pid));
       return;
@@ -252,20 +252,22 @@ void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint6
   rank_->gpu.comm[activity] = row;
 }
 
-bool KinetoTableWriter::DropHost(const KinetoEvent& e, bool host, model::HostKind kind) {
+bool KinetoTableWriter::DropUnlessStep(const KinetoEvent& e) {
   if (StartsWith(e.name, model::kProfilerStepPrefix)) return false;
-  const bool launches = kind == model::HostKind::kRuntime || kind == model::HostKind::kDriver;
-  if (host && launches && e.correlation != 0) return false;
   ++rank_->host_events_dropped;
-  if (host && e.ts_ns + e.dur_ns > last_host_.end)
-    last_host_ = {e.ts_ns, e.ts_ns + e.dur_ns, std::string(e.name), e.pid, e.tid, e.correlation, kind};
+  return true;
+}
+
+bool KinetoTableWriter::DropHostEvent(const KinetoEvent& e, model::HostKind kind) {
+  const bool launch = (kind == model::HostKind::kRuntime || kind == model::HostKind::kDriver) && e.correlation != 0;
+  if (launch || !DropUnlessStep(e)) return false;
+  if (e.ts_ns + e.dur_ns > last_host_end_) last_host_start_ = e.ts_ns, last_host_end_ = e.ts_ns + e.dur_ns;
   return true;
 }
 
 void KinetoTableWriter::Finish(int64_t base_ns) {
-  if (last_host_.end != INT64_MIN) {
-    const LastHost& h = last_host_;
-    rank_->host.Append(h.start, h.end, InternName(h.name), h.pid, h.tid, h.correlation, h.kind);
+  if (last_host_end_ != INT64_MIN) {
+    rank_->host.Append(last_host_start_, last_host_end_, {}, -1, -1, 0, model::HostKind::kOther);
     --rank_->host_events_dropped;
   }
   if (base_ns == 0) return;

@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,20 +44,18 @@ class KinetoTableWriter {
     std::string_view text;  // the pool's copy
     model::StringId id;
   };
-  // Whether a host event (|host|; else an annotation) is dropped: counted, and
-  // remembered when it ends last.
-  bool DropHost(const KinetoEvent& e, bool host, model::HostKind kind);
+  // Whether a host event or annotation is left out for not being a ProfilerStep#N range;
+  // counted.
+  bool DropUnlessStep(const KinetoEvent& e);
+  // Whether a host event is left out (all but the launch calls and the ProfilerStep#N
+  // ranges); counted, its span kept when it ends last.
+  bool DropHostEvent(const KinetoEvent& e, model::HostKind kind);
 
   model::RankTrace* rank_;
   bool drop_host_events_;
-  // The dropped host event that ends last (the first of equals): appended at Finish, as
-  // the model must still say where the trace ends.
-  struct LastHost {
-    int64_t start = 0, end = INT64_MIN;
-    std::string name;
-    int64_t pid = 0, tid = 0, correlation = 0;
-    model::HostKind kind = model::HostKind::kOther;
-  } last_host_;
+  // The span of the left-out host event that ends last: appended at Finish as a row of
+  // its own (no name: it only says where the trace ends).
+  int64_t last_host_start_ = 0, last_host_end_ = INT64_MIN;
   std::array<CachedName, 1024> names_{};
 };
 
