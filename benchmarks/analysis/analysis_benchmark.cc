@@ -51,6 +51,7 @@ void operator delete(void* p, size_t, std::align_val_t) noexcept { heap::Free(p)
 void operator delete[](void* p, size_t, std::align_val_t) noexcept { heap::Free(p); }
 
 #include "analysis/analyze.h"
+#include "analysis/gpu_stretch.h"
 #include "importers/trace_loader.h"
 
 namespace {
@@ -90,7 +91,8 @@ struct CrossRankInputs {
     }
   }
   size_t Run(const commlens::model::Trace& t) const {
-    return commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives).summary.size();
+    commlens::analysis::TraceStretches gpu(t);
+    return commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives, gpu).summary.size();
   }
 };
 

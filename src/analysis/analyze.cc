@@ -4,34 +4,54 @@
 
 namespace commlens::analysis {
 
-JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
-  JobAnalysis job;
-  job.ranks.resize(trace.ranks.size());
-  ParallelFor(trace.ranks.size(), options.threads, [&](size_t i) {
-    const model::RankTrace& r = trace.ranks[i];
-    RankAnalysis& a = job.ranks[i];
-    a.trace = &r;
-    a.window = SelectActivities(r, options.window);
-    a.time = ComputeRankTimeBreakdown(r, a.window);
-    a.kernels = ComputeKernelBreakdown(r, a.window.rows, options.top_kernels);
-    a.idle = ComputeIdleGaps(r, a.window.rows, options.idle);
-  });
+RankAnalysis AnalyzeRank(const model::RankTrace& r, const AnalyzeOptions& options) {
+  RankAnalysis a;
+  a.trace = &r;
+  a.window = SelectActivities(r, options.window);
+  a.time = ComputeRankTimeBreakdown(r, a.window);
+  a.kernels = ComputeKernelBreakdown(r, a.window.rows, options.top_kernels);
+  a.idle = ComputeIdleGaps(r, a.window.rows, options.idle);
+  a.ops_in_window = OpsInWindow(r, a.window);
+  return a;
+}
 
+JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
+  std::vector<RankAnalysis> ranks(trace.ranks.size());
+  ParallelFor(trace.ranks.size(), options.threads, [&](size_t i) { ranks[i] = AnalyzeRank(trace.ranks[i], options); });
+  return AnalyzeJob(trace, std::move(ranks), options);
+}
+
+JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> ranks, const AnalyzeOptions& options,
+                       const AnswerStretches* answer) {
+  JobAnalysis job;
+  job.ranks = std::move(ranks);
   std::vector<const ActivityWindow*> windows;
   std::vector<const RankTimeBreakdown*> times;
   std::vector<const KernelBreakdown*> kernels;
-  for (const RankAnalysis& a : job.ranks) {
+  std::vector<std::vector<uint8_t>> in_window;
+  for (size_t i = 0; i < job.ranks.size(); ++i) {
+    RankAnalysis& a = job.ranks[i];
+    a.trace = &trace.ranks[i];
     windows.push_back(&a.window);
     times.push_back(&a.time);
     kernels.push_back(&a.kernels);
+    in_window.push_back(a.ops_in_window);
   }
   job.steps = MeanStepBreakdowns(times);
   job.kernels = MergeKernelBreakdowns(kernels, options.top_kernels);
-  std::vector<std::vector<uint8_t>> in_window(trace.ranks.size());
-  ParallelFor(trace.ranks.size(), options.threads,
-              [&](size_t r) { in_window[r] = OpsInWindow(trace.ranks[r], job.ranks[r].window); });
   job.collectives = AnalyzeCollectives(trace, in_window);
-  job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives, options.doing_at);
+  if (answer == nullptr) {
+    TraceStretches gpu(trace);
+    job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives, gpu, options.doing_at);
+  } else {
+    // Twice: the first run only gathers the questions (and asks nothing of the hangs).
+    AskingStretches asking(trace.ranks.size());
+    AnalyzeCrossRank(trace, in_window, times, job.collectives, asking);
+    PerRank<StretchQuestion> questions = asking.questions();
+    PerRank<StretchAnswer> answers = (*answer)(questions);
+    AnsweredStretches answered(std::move(questions), std::move(answers));
+    job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives, answered, options.doing_at);
+  }
   job.counters = AnalyzeCounters(trace, windows, in_window);
   return job;
 }

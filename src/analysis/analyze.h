@@ -10,6 +10,7 @@
 #include "analysis/idle_gaps.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/nic_analysis.h"
+#include "analysis/stretch_questions.h"
 #include "analysis/time_breakdown.h"
 #include "analysis/window.h"
 #include "model/trace.h"
@@ -32,6 +33,7 @@ struct RankAnalysis {
   RankTimeBreakdown time;
   KernelBreakdown kernels;
   std::vector<StreamIdle> idle;
+  std::vector<uint8_t> ops_in_window;  // per comm op: in the window (collectives.h OpsInWindow)
 };
 
 // Job-level results are computed here, once, so every report (text, JSON, CSV, HTML)
@@ -46,5 +48,15 @@ struct JobAnalysis {
 };
 
 JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options);
+
+// The per-rank analyses: they read the rank alone, so they run where it was imported.
+RankAnalysis AnalyzeRank(const model::RankTrace& rank, const AnalyzeOptions& options);
+
+// The job-level analyses over ranks analyzed already (|ranks[i]| of trace.ranks[i], with
+// times on the job's clock; their |trace| is set here). |answer| null: GPU stretches are
+// measured on the trace's own tables; else the ranks' tables are elsewhere
+// (rank_summary.h) and it answers the questions in one round (stretch_questions.h).
+JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> ranks, const AnalyzeOptions& options,
+                       const AnswerStretches* answer = nullptr);
 
 }  // namespace commlens::analysis

@@ -111,17 +111,18 @@ std::string Summary(const CrossRankAnalysis& x, const CollectiveAnalysis& c, siz
 
 CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
                                    const std::vector<const RankTimeBreakdown*>& times,
-                                   const CollectiveAnalysis& collectives, const DoingAtLookup& doing_at) {
+                                   const CollectiveAnalysis& collectives, StretchSource& gpu,
+                                   const DoingAtLookup& doing_at) {
   CrossRankAnalysis out;
   size_t steps = 0;
   for (const RankTimeBreakdown* t : times) steps = std::max(steps, t->steps.size());
-  out.stragglers = FindStragglers(trace, in_window, steps, &out.steps);
+  out.stragglers = FindStragglers(trace, in_window, steps, gpu, &out.steps);
   for (Straggler& s : out.stragglers)
     for (const RankWait& w : collectives.ranks)
       if (w.rank == s.rank) s.matched = w.matched;
   out.hangs = FindHangs(trace, in_window, doing_at);
   AnalyzeContention(trace, in_window, &out);
-  out.pipeline = DetectPipeline(trace, in_window);
+  out.pipeline = DetectPipeline(trace, in_window, gpu);
   out.protocols = ProtocolsUsed(trace, in_window, collectives);
   out.summary = Summary(out, collectives, trace.ranks.size(), steps);
   return out;

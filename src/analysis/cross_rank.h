@@ -146,9 +146,13 @@ std::string DoingAt(const model::RankTrace& r, model::TimeNs t);
 // (cli/host_lookup.h). Empty function: such ranks say nothing of what they did.
 using DoingAtLookup = std::function<std::string(size_t rank_index, model::TimeNs t)>;
 
+class StretchSource;
+
 // |in_window[r][op]|: the op of rank r is in its window (collectives.h OpsInWindow).
+// |gpu|: where the ranks' GPU stretches are measured (gpu_stretch.h).
 CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
                                    const std::vector<const RankTimeBreakdown*>& times,
-                                   const CollectiveAnalysis& collectives, const DoingAtLookup& doing_at = {});
+                                   const CollectiveAnalysis& collectives, StretchSource& gpu,
+                                   const DoingAtLookup& doing_at = {});
 
 }  // namespace commlens::analysis

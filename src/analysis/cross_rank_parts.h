@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analysis/cross_rank.h"
+#include "analysis/gpu_stretch.h"
 
 namespace commlens::analysis {
 
@@ -21,16 +22,15 @@ inline void InWindowMembers(const model::Trace& t, const InWindow& in, uint32_t 
 // ranges, and a GPU runs behind its host, so an op belongs to the step in which it was
 // launched (as analyze attributes kernels to steps).
 inline model::TimeNs Launched(const model::RankTrace& r, uint32_t op) {
-  const uint32_t a = r.comms.activity[op];
-  const model::TimeNs t = a == model::kNoIndex ? model::kNoTime : r.gpu.launch[a];
+  const model::TimeNs t = r.comms.launch[op];
   return t == model::kNoTime ? r.comms.start[op] : t;
 }
 
 std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
-                                      std::vector<CrossRankStep>* per_step);
+                                      StretchSource& gpu, std::vector<CrossRankStep>* per_step);
 std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window, const DoingAtLookup& doing_at);
 void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, CrossRankAnalysis* out);
-Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window);
+Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, StretchSource& gpu);
 std::vector<ProtocolRow> ProtocolsUsed(const model::Trace& trace, const InWindow& in_window,
                                        const CollectiveAnalysis& collectives);
 

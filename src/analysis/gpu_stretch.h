@@ -2,10 +2,15 @@
 // of other process groups, and idle time (no GPU activity at all), each clipped to the
 // stretch. Rows are found by binary search on the start-sorted activities (long ones
 // apart, below), so a query costs about the rows it overlaps.
+//
+// The cross-rank analyses ask through StretchSource: the trace's own GPU tables
+// (TraceStretches), or, where the tables stayed with the processes that imported the
+// ranks, questions gathered in one pass and answered in the next (rank_summary.h).
 #pragma once
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +24,8 @@ struct Stretch {
   model::TimeNs other_comm = 0;  // communication kernels of other process groups
   model::TimeNs idle = 0;        // no GPU activity on any stream
 };
+
+using OnCompute = std::function<void(std::string_view name, model::TimeNs time)>;
 
 class GpuStretches {
  public:
@@ -43,8 +50,7 @@ class GpuStretches {
 
   // |own_group|: the job group whose communication is not "other". |on_compute| is
   // called with each compute kernel's name and clipped time, when given.
-  Stretch Measure(model::TimeNs lo, model::TimeNs hi, uint32_t own_group,
-                  const std::function<void(std::string_view, model::TimeNs)>& on_compute = {}) const {
+  Stretch Measure(model::TimeNs lo, model::TimeNs hi, uint32_t own_group, const OnCompute& on_compute = {}) const {
     Stretch s;
     if (hi <= lo) return s;
     s.length = hi - lo;
@@ -78,13 +84,38 @@ class GpuStretches {
     return s;
   }
 
-  bool has_timeline() const { return rank_.gpu.size() > 0; }
 
  private:
   const model::RankTrace& rank_;
   std::vector<uint32_t> long_rows_;  // activities longer than kShort, in start order
   model::TimeNs longest_short_ = 0, longest_long_ = 0;
   mutable std::vector<uint32_t> rows_;  // scratch of Measure: one object per thread
+};
+
+// Measures stretches of the ranks of a job (|rank|: index in Trace::ranks). Callers ask in
+// an order that does not depend on the answers, so the questions can be gathered first
+// and the answers replayed (rank_summary.h). Whether a rank has a timeline at all is
+// RankTrace::GpuActivityCount() > 0.
+class StretchSource {
+ public:
+  virtual ~StretchSource() = default;
+  virtual Stretch Measure(size_t rank, model::TimeNs lo, model::TimeNs hi, uint32_t own_group,
+                          const OnCompute& on_compute = {}) = 0;
+};
+
+// Over the GPU tables of the trace itself; one GpuStretches per rank, built when first asked.
+class TraceStretches final : public StretchSource {
+ public:
+  explicit TraceStretches(const model::Trace& trace) : trace_(trace), ranks_(trace.ranks.size()) {}
+  Stretch Measure(size_t rank, model::TimeNs lo, model::TimeNs hi, uint32_t own_group,
+                  const OnCompute& on_compute = {}) override {
+    if (!ranks_[rank]) ranks_[rank] = std::make_unique<GpuStretches>(trace_.ranks[rank]);
+    return ranks_[rank]->Measure(lo, hi, own_group, on_compute);
+  }
+
+ private:
+  const model::Trace& trace_;
+  std::vector<std::unique_ptr<GpuStretches>> ranks_;
 };
 
 }  // namespace commlens::analysis

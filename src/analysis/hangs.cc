@@ -25,6 +25,7 @@ std::string RankList(const std::vector<int>& ranks) {
 model::TimeNs TraceEnd(const model::RankTrace& r) {
   model::TimeNs end = r.alive_until == model::kNoTime ? INT64_MIN : r.alive_until;
   for (model::TimeNs t : r.gpu.end) end = std::max(end, t);
+  if (r.gpu_last_end != model::kNoTime) end = std::max(end, r.gpu_last_end);
   for (model::TimeNs t : r.host.end) end = std::max(end, t);
   for (model::TimeNs t : r.comms.end) end = std::max(end, t);
   return end;

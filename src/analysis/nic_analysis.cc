@@ -20,16 +20,9 @@ struct Span {
   model::TimeNs hi = kForever;
 };
 
-Span WindowSpan(const model::RankTrace& r, const ActivityWindow& w) {
-  Span s;
-  if (!w.filtered || w.rows.empty()) return s;
-  s.lo = kForever;
-  s.hi = std::numeric_limits<model::TimeNs>::min();
-  for (uint32_t row : w.rows) {
-    s.lo = std::min(s.lo, r.gpu.start[row]);
-    s.hi = std::max(s.hi, r.gpu.end[row]);
-  }
-  return s;
+Span WindowSpan(const ActivityWindow& w) {
+  if (!w.filtered || w.selected == 0) return Span{};
+  return Span{w.first_start, w.last_end};
 }
 
 // Per host: the union of its filtered ranks' spans; hosts with none filtered are absent.
@@ -37,9 +30,9 @@ std::map<std::string, Span> HostSpans(const model::Trace& trace,
                                       const std::vector<const ActivityWindow*>& windows) {
   std::map<std::string, Span> spans;
   for (size_t i = 0; i < trace.ranks.size() && i < windows.size(); ++i) {
-    if (!windows[i]->filtered || windows[i]->rows.empty()) continue;
+    if (!windows[i]->filtered || windows[i]->selected == 0) continue;
     const model::RankTrace& r = trace.ranks[i];
-    const Span s = WindowSpan(r, *windows[i]);
+    const Span s = WindowSpan(*windows[i]);
     auto [it, added] = spans.emplace(r.hostname, s);
     if (added) continue;
     it->second.lo = std::min(it->second.lo, s.lo);
@@ -468,7 +461,7 @@ CounterAnalysis AnalyzeCounters(const model::Trace& trace,
   out.nics = NicPorts(trace, spans, &port_rates);
   for (size_t i = 0; i < trace.ranks.size(); ++i) {
     const model::RankTrace& r = trace.ranks[i];
-    const Span span = i < windows.size() ? WindowSpan(r, *windows[i]) : Span{};
+    const Span span = i < windows.size() ? WindowSpan(*windows[i]) : Span{};
     for (const model::CounterSeries& s : r.counters)
       AddGpuMetric(s, r.rank, r.hostname, span, &out.gpu_metrics);
   }

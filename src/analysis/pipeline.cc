@@ -40,15 +40,16 @@ struct P2pWaits {
 
   // Bubble time in [lo, hi): GPU idle, plus waiting that no compute kernel overlapped
   // (each moment counted once when two streams wait at once).
-  TimeNs BubbleIn(const GpuStretches& gpu, TimeNs lo, TimeNs hi) const {
+  TimeNs BubbleIn(StretchSource& gpu, size_t rank, bool has_timeline, TimeNs lo, TimeNs hi) const {
     if (hi <= lo) return 0;
     // Without a kernel timeline (recordings) idle time is unknown: waiting only.
-    TimeNs bubble = gpu.has_timeline() ? gpu.Measure(lo, hi, model::kNoIndex).idle : 0, covered = lo;
+    TimeNs bubble = has_timeline ? gpu.Measure(rank, lo, hi, model::kNoIndex).idle : 0, covered = lo;
     auto it = std::lower_bound(spans.begin(), spans.end(), std::make_pair(lo - longest, INT64_MIN));
     for (; it != spans.end() && it->first < hi; ++it) {
       const TimeNs a = std::max(it->first, covered), b = std::min(it->second, hi);
       if (b <= a) continue;
-      bubble += std::max<TimeNs>(0, (b - a) - gpu.Measure(a, b, model::kNoIndex).compute);
+      if (has_timeline) bubble += std::max<TimeNs>(0, (b - a) - gpu.Measure(rank, a, b, model::kNoIndex).compute);
+      else bubble += b - a;
       covered = b;
     }
     return bubble;
@@ -234,20 +235,20 @@ void JudgeSchedule(const model::RankTrace& first, uint32_t stage0, uint32_t stag
 // Stage |at| of |chain|: its bubble per profiler step (per pipeline iteration without
 // steps), where it sits, and the median share.
 PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t>& chain, size_t at,
-                           const std::vector<Message>& messages, const P2pWaits& waits) {
+                           const std::vector<Message>& messages, const P2pWaits& waits, StretchSource& gpu) {
   const uint32_t r = chain[at];
   const model::RankTrace& rank = trace.ranks[r];
   PipelineStage s;
   s.rank = rank.rank;
-  GpuStretches gpu(rank);
+  const bool has_timeline = rank.GpuActivityCount() > 0;
   std::vector<double> shares;
   auto add = [&](int64_t number, TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
     PipelineStep one;
     one.step = number;
     one.length = hi - lo;
-    one.warmup_idle = waits.BubbleIn(gpu, lo, first_end);
-    one.steady_idle = waits.BubbleIn(gpu, first_end, last_start);
-    one.cooldown_idle = waits.BubbleIn(gpu, last_start, hi);
+    one.warmup_idle = waits.BubbleIn(gpu, r, has_timeline, lo, first_end);
+    one.steady_idle = waits.BubbleIn(gpu, r, has_timeline, first_end, last_start);
+    one.cooldown_idle = waits.BubbleIn(gpu, r, has_timeline, last_start, hi);
     s.warmup_idle += one.warmup_idle, s.steady_idle += one.steady_idle, s.cooldown_idle += one.cooldown_idle;
     if (hi > lo) shares.push_back(one.share());
     s.steps.push_back(one);
@@ -292,7 +293,7 @@ PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t
 
 }  // namespace
 
-Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window) {
+Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, StretchSource& gpu) {
   Pipeline p;
   const model::MatchedOps& m = trace.matched;
   std::vector<Message> messages;
@@ -320,8 +321,8 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window) {
   const std::vector<P2pWaits> waits = WaitsOf(messages, trace.ranks.size());
   double share_sum = 0;
   for (size_t at = 0; at < chain.size(); ++at) {
-    p.idle_known = p.idle_known && trace.ranks[chain[at]].gpu.size() > 0;
-    p.per_stage.push_back(MeasureStage(trace, chain, at, messages, waits[chain[at]]));
+    p.idle_known = p.idle_known && trace.ranks[chain[at]].GpuActivityCount() > 0;
+    p.per_stage.push_back(MeasureStage(trace, chain, at, messages, waits[chain[at]], gpu));
     share_sum += p.per_stage.back().idle_share;
   }
   p.bubble_fraction = share_sum / stages;

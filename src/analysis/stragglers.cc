@@ -31,15 +31,15 @@ struct Acc {
 // member |last| beyond the others' median: compute, idle, other groups' communication,
 // and per kernel name the late rank's time minus the others' mean.
 void Explain(const model::MatchedOps& m, uint32_t k, const std::vector<uint32_t>& members, uint32_t last,
-             const std::vector<uint32_t>& previous, const std::vector<GpuStretches>& gpu, Acc* a) {
+             const std::vector<uint32_t>& previous, StretchSource& gpu, Acc* a) {
   std::vector<TimeNs> compute, idle, other;
   std::map<std::string_view, TimeNs> late_kernels, other_kernels;
   Stretch late;
   for (uint32_t j : members) {
     const uint32_t r = m.rank_index[j];
     auto& names = j == last ? late_kernels : other_kernels;
-    Stretch s = gpu[r].Measure(m.end[previous[r]], m.start[j], m.group[k],
-                               [&](std::string_view n, TimeNs t) { names[n] += t; });
+    Stretch s = gpu.Measure(r, m.end[previous[r]], m.start[j], m.group[k],
+                            [&](std::string_view n, TimeNs t) { names[n] += t; });
     if (j == last) {
       late = s;
       continue;
@@ -73,7 +73,7 @@ int64_t StepOf(const model::RankTrace& r, uint32_t op) {
 }  // namespace
 
 std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
-                                      std::vector<CrossRankStep>* per_step) {
+                                      StretchSource& gpu, std::vector<CrossRankStep>* per_step) {
   // Per step number: the step's row, and per rank index its last arrivals and their cost.
   struct StepAcc {
     CrossRankStep row;
@@ -81,9 +81,6 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
   };
   std::map<int64_t, StepAcc> by_step;
   const model::MatchedOps& m = trace.matched;
-  std::vector<GpuStretches> gpu;
-  gpu.reserve(trace.ranks.size());
-  for (const auto& r : trace.ranks) gpu.emplace_back(r);
   std::vector<Acc> acc(trace.ranks.size());
   for (size_t r = 0; r < trace.ranks.size(); ++r) acc[r].s.rank = trace.ranks[r].rank;
 
@@ -134,7 +131,7 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     }
 
     // Why: the stretch before this collective on every member, back to the previous one.
-    const bool explain = lateness >= kExplainedLateness && gpu[m.rank_index[last]].has_timeline() &&
+    const bool explain = lateness >= kExplainedLateness && trace.ranks[m.rank_index[last]].GpuActivityCount() > 0 &&
                          std::all_of(members.begin(), members.end(),
                                      [&](uint32_t j) { return previous[m.rank_index[j]] != model::kNoIndex; });
     if (explain) {
@@ -151,7 +148,7 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     a.s.mean_lateness = a.lateness_sum / static_cast<TimeNs>(a.s.last_arrivals);
     if (steps > 0) a.s.cost_per_step = static_cast<double>(a.s.cost_to_others) / static_cast<double>(steps);
     const TimeNs best = std::max({a.s.excess_compute, a.s.excess_idle, a.s.excess_other_comm});
-    if (!gpu[r].has_timeline()) a.s.cause = LateCause::kUnknown;  // no kernel timeline to look at
+    if (trace.ranks[r].GpuActivityCount() == 0) a.s.cause = LateCause::kUnknown;  // no kernel timeline to look at
     else if (a.explained_lateness == 0) a.s.cause = LateCause::kNone;  // only by noise
     else if (best * 4 < a.explained_lateness) a.s.cause = LateCause::kUnknown;
     else if (best == a.s.excess_compute) a.s.cause = LateCause::kCompute;

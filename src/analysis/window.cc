@@ -33,7 +33,10 @@ ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOption
       continue;
     }
     w.rows.push_back(i);
+    w.first_start = w.first_start == model::kNoTime ? g.start[i] : std::min(w.first_start, g.start[i]);
+    w.last_end = w.last_end == model::kNoTime ? g.end[i] : std::max(w.last_end, g.end[i]);
   }
+  w.selected = w.rows.size();
 
   // Step attribution through the launch time (steps are sorted and do not overlap).
   w.step_of.assign(w.rows.size(), -1);

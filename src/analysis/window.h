@@ -21,11 +21,17 @@ struct WindowOptions {
 };
 
 struct ActivityWindow {
-  std::vector<uint32_t> rows;   // selected rows of RankTrace::gpu, in start order
+  // Selected rows of RankTrace::gpu, in start order, and per row its index in
+  // RankTrace::steps or -1. Both are empty in a rank's summary (rank_summary.h): the
+  // fields below say what the job-level analyses need of them.
+  std::vector<uint32_t> rows;
+  std::vector<int32_t> step_of;
+  size_t selected = 0;          // rows.size()
   bool filtered = false;        // false: every activity is in
   model::TimeNs cutoff = 0;     // launch cutoff when filtered
   size_t dropped = 0;           // activities left out
-  std::vector<int32_t> step_of; // per selected row: index in RankTrace::steps, or -1
+  // The selected activities' first start and last end; kNoTime when none is selected.
+  model::TimeNs first_start = model::kNoTime, last_end = model::kNoTime;
 };
 
 ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOptions& options);

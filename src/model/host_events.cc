@@ -32,10 +32,12 @@ std::vector<uint8_t> StepRows(const Table& table, const StringPool& strings) {
 
 // A pool of the strings the rank's tables still name, in the order they are first named
 // ("" stays 0), in one block of their size; every id column moves to it.
+}  // namespace
+
 void KeepNamedStrings(RankTrace* r) {
-  const std::array<std::vector<StringId>*, 7> columns{&r->gpu.name,         &r->host.name,   &r->annotations.name,
-                                                      &r->annotations.domain, &r->comms.dtype, &r->comms.algorithm,
-                                                      &r->comms.protocol};
+  const std::array<std::vector<StringId>*, 8> columns{&r->gpu.name,         &r->host.name,     &r->annotations.name,
+                                                      &r->annotations.domain, &r->flows.category, &r->comms.dtype,
+                                                      &r->comms.algorithm,    &r->comms.protocol};
   std::vector<uint32_t> moved(r->strings.size(), kNoIndex);
   size_t bytes = 0;
   for (const std::vector<StringId>* column : columns)
@@ -51,8 +53,6 @@ void KeepNamedStrings(RankTrace* r) {
     }
   r->strings = std::move(pool);
 }
-
-}  // namespace
 
 void DropHostEvents(RankTrace* r) {
   const uint64_t before = r->host.size() + r->annotations.size();

@@ -19,4 +19,8 @@ namespace commlens::model {
 // is untouched.
 void DropHostEvents(RankTrace* rank);
 
+// Rebuilds |rank|'s string pool from the strings its tables name, in one block of their
+// size; the ids change, the strings they name do not.
+void KeepNamedStrings(RankTrace* rank);
+
 }  // namespace commlens::model

@@ -5,12 +5,14 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/byte_codec.h"
+
 namespace commlens::model {
 
 namespace {
 
 constexpr uint32_t kMagic = 0x54524c43;  // "CLRT" in a little-endian dump
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
 // The fields of each struct, listed once for both directions (|T| is const when
@@ -40,9 +42,9 @@ void FlowColumns(T& t, F&& f) {
 template <typename T, typename F>
 void CommColumns(T& t, F&& f) {
   auto& [start, end, op, dtype, in_elems, out_elems, bytes, group, seq, peer, activity, algorithm, protocol,
-         channels, enqueue, flags, user_tag] = t;
+         channels, enqueue, flags, user_tag, launch] = t;
   f(start), f(end), f(op), f(dtype), f(in_elems), f(out_elems), f(bytes), f(group), f(seq), f(peer), f(activity);
-  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags), f(user_tag);
+  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags), f(user_tag), f(launch);
 }
 template <typename T, typename F>
 void DeviceFields(T& d, F&& f) {
@@ -68,119 +70,16 @@ template <typename T, typename F>
 void RankFields(T& r, F&& f) {
   auto& [rank, world_size, path, format, backend, nccl_version, hostname, devices, threads, notes, strings, gpu, host,
          annotations, flows, comms, groups, steps, counters, host_counters_only, alive_until, stats, input_bytes, part,
-         host_events_dropped] = r;
+         host_events_dropped, gpu_rows_elsewhere, gpu_last_end] = r;
   f(rank), f(world_size), f(path), f(format), f(backend), f(nccl_version), f(hostname), f(devices), f(threads);
   f(notes), f(strings), f(gpu), f(host), f(annotations), f(flows), f(comms), f(groups), f(steps), f(counters);
   f(host_counters_only), f(alive_until), f(stats), f(input_bytes), f(part), f(host_events_dropped);
+  f(gpu_rows_elsewhere), f(gpu_last_end);
 }
 static_assert(std::is_trivially_copyable_v<ProfilerStep>, "ProfilerStep is copied raw");
 
-// Counts the bytes (|out| null) or appends them.
-class Writer {
- public:
-  explicit Writer(std::vector<uint8_t>* out) : out_(out) {}
-
-  void Bytes(const void* p, size_t n) {
-    if (out_ && n) out_->insert(out_->end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
-    size_ += n;
-  }
-  template <typename T>
-  void Pod(const T& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    Bytes(&v, sizeof v);
-  }
-  void Count(size_t n) { Pod(static_cast<uint64_t>(n)); }
-  void Str(std::string_view s) {
-    Count(s.size());
-    Bytes(s.data(), s.size());
-  }
-  template <typename T>
-  void Column(const std::vector<T>& c) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    Count(c.size());
-    Bytes(c.data(), c.size() * sizeof(T));
-  }
-  // One field of a struct: a string, a column, or a plain value (bool as one byte).
-  void Field(const std::string& s) { Str(s); }
-  template <typename T>
-  void Field(const std::vector<T>& c) { Column(c); }
-  template <typename T>
-    requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-  void Field(T v) { Pod(v); }
-  size_t size() const { return size_; }
-
- private:
-  std::vector<uint8_t>* out_;
-  size_t size_ = 0;
-};
-
-// Reads with bounds checks. The first failure sticks: later reads do nothing, so callers
-// check once at the end (or before using a value to size anything).
-class Reader {
- public:
-  explicit Reader(std::span<const uint8_t> b) : b_(b) {}
-
-  bool ok() const { return error_.empty(); }
-  const std::string& error() const { return error_; }
-  size_t left() const { return b_.size() - at_; }
-  void Fail(std::string what) {
-    if (ok()) error_ = "rank trace encoding: " + what + " at byte " + std::to_string(at_) + " of " +
-                       std::to_string(b_.size());
-  }
-
-  bool Bytes(void* dst, size_t n) {
-    if (!ok()) return false;
-    if (n > left()) {
-      Fail("truncated (" + std::to_string(n) + " bytes wanted, " + std::to_string(left()) + " left)");
-      return false;
-    }
-    if (n) std::memcpy(dst, b_.data() + at_, n);
-    at_ += n;
-    return true;
-  }
-  template <typename T>
-  T Pod() {
-    T v{};
-    Bytes(&v, sizeof v);
-    return v;
-  }
-  // A count of items that each take at least |min_bytes|: more than the bytes left could
-  // hold is damage, refused before anything is sized by it.
-  size_t Count(size_t min_bytes) {
-    uint64_t n = Pod<uint64_t>();
-    if (ok() && n > left() / min_bytes) {
-      Fail("count " + std::to_string(n) + " larger than the buffer");
-      return 0;
-    }
-    return ok() ? static_cast<size_t>(n) : 0;
-  }
-  std::string Str() {
-    std::string s(Count(1), '\0');
-    Bytes(s.data(), s.size());
-    return s;
-  }
-  template <typename T>
-  void Column(std::vector<T>* c) {
-    c->resize(Count(sizeof(T)));
-    Bytes(c->data(), c->size() * sizeof(T));
-  }
-  void Field(std::string* s) { *s = Str(); }
-  template <typename T>
-  void Field(std::vector<T>* c) { Column(c); }
-  void Field(bool* b) {
-    uint8_t v = Pod<uint8_t>();
-    if (v > 1) Fail("bad flag " + std::to_string(v));
-    *b = v == 1;
-  }
-  template <typename T>
-    requires(std::is_arithmetic_v<T> || std::is_enum_v<T>) && (!std::is_same_v<T, bool>)
-  void Field(T* v) { *v = Pod<T>(); }
-
- private:
-  std::span<const uint8_t> b_;
-  size_t at_ = 0;
-  std::string error_;
-};
+using Writer = ByteWriter;
+using Reader = ByteReader;
 
 // ---- encoding ----
 
@@ -353,7 +252,7 @@ void EncodeRankTrace(const RankTrace& rank, std::vector<uint8_t>* out) {
 }
 
 Result<RankTrace> DecodeRankTrace(std::span<const uint8_t> bytes) {
-  Reader in(bytes);
+  Reader in(bytes, "rank trace encoding");
   RankTrace r;
   Decode(in, &r);
   if (!in.ok()) return Error(in.error());

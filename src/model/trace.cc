@@ -97,6 +97,7 @@ uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, 
   enqueue.push_back(0);
   flags.push_back(0);
   user_tag.push_back(0);
+  launch.push_back(kNoTime);
   return static_cast<uint32_t>(start.size() - 1);
 }
 

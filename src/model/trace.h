@@ -168,6 +168,8 @@ struct CommOps {
   std::vector<uint8_t> flags;      // CommFlags
   std::vector<uint64_t> user_tag;  // the application's profiler tag of the call (NCCL
                                    // profiler ABI v7), 0 if untagged
+  std::vector<TimeNs> launch;      // when the host launched its kernel (GpuActivities::
+                                   // launch, set by LinkLaunches), kNoTime if unknown
 
   size_t size() const { return start.size(); }
   uint32_t Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,
@@ -245,7 +247,14 @@ struct RankTrace {
   // Host events, annotations and flows left out of this model after import (analyze:
   // model/host_events.h); 0 when the tables are whole.
   uint64_t host_events_dropped = 0;
+  // The GPU table stayed with the process that imported the rank (analyze --mpi,
+  // analysis/rank_summary.h): its row count and its last end; |gpu| is then empty and
+  // comm ops name no activity.
+  uint64_t gpu_rows_elsewhere = 0;
+  TimeNs gpu_last_end = kNoTime;
 
+  // GPU activities of the rank, here or elsewhere.
+  uint64_t GpuActivityCount() const { return gpu.size() + gpu_rows_elsewhere; }
   uint32_t FindOrAddGroup(const ProcessGroup& g);
   // Bytes the rank's tables and strings hold (capacity, not size): the model's memory.
   uint64_t MemoryBytes() const;

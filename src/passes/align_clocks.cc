@@ -89,11 +89,13 @@ void ShiftRankTimes(model::RankTrace* r, TimeNs by) {
   move(&r->flows.time);
   move(&r->comms.start);
   move(&r->comms.end);
+  move(&r->comms.launch);
   for (TimeNs& t : r->comms.enqueue)
     if (t != 0) t -= by;
   for (model::ProfilerStep& s : r->steps) s.start -= by, s.end -= by;
   for (model::CounterSeries& c : r->counters) move(&c.time);
   if (r->alive_until != model::kNoTime) r->alive_until -= by;
+  if (r->gpu_last_end != model::kNoTime) r->gpu_last_end -= by;
 }
 
 void AlignClocks(model::Trace* trace, model::AlignMode mode) {

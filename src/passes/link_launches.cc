@@ -37,6 +37,11 @@ void LinkLaunches(model::RankTrace* rank) {
   if (unmatched)
     rank->stats.Count(model::ImportIssue::kUnmatchedCorrelation, 0,
                       "GPU activities whose launching call is not in the trace", unmatched);
+  // Each comm op keeps its kernel's launch: the job-level analyses read it without the
+  // GPU table, which may stay with another process (analysis/rank_summary.h).
+  model::CommOps& c = rank->comms;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c.activity[i] != model::kNoIndex) c.launch[i] = g.launch[c.activity[i]];
 }
 
 }  // namespace commlens::passes

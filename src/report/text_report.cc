@@ -53,7 +53,7 @@ void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job)
     std::string dev = r.devices.empty() ? "" : r.devices.front().name;
     *out += fmt::format("rank {:<4} {:<8} {:>10}  {} GPU activities, {} host events{}{}  {}\n",
                         r.rank, r.format, FormatBytes(static_cast<int64_t>(r.input_bytes)),
-                        r.gpu.size(), r.host.size() + r.annotations.size() + r.host_events_dropped, dev.empty() ? "" : ", ",
+                        r.GpuActivityCount(), r.host.size() + r.annotations.size() + r.host_events_dropped, dev.empty() ? "" : ", ",
                         dev, r.path);
     constexpr size_t kNotesShown = 4;
     for (size_t k = 0; k < r.notes.size() && k < kNotesShown; ++k)
@@ -88,7 +88,7 @@ void BreakdownRow(std::string* out, const std::string& label, const TimeBreakdow
 
 bool HasGpuActivities(const JobAnalysis& job) {
   for (const RankAnalysis& a : job.ranks)
-    if (!a.window.rows.empty()) return true;
+    if (a.window.selected > 0) return true;
   return false;
 }
 

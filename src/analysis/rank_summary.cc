@@ -1,0 +1,216 @@
+#include "analysis/rank_summary.h"
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "common/byte_codec.h"
+#include "model/host_events.h"
+
+namespace commlens::analysis {
+
+void LeaveGpuTable(model::RankTrace* rank, RankAnalysis* analysis) {
+  model::GpuActivities& g = rank->gpu;
+  rank->gpu_rows_elsewhere += g.size();
+  for (model::TimeNs t : g.end)
+    rank->gpu_last_end = rank->gpu_last_end == model::kNoTime ? t : std::max(rank->gpu_last_end, t);
+  g = model::GpuActivities{};
+  std::fill(rank->comms.activity.begin(), rank->comms.activity.end(), model::kNoIndex);
+  model::KeepNamedStrings(rank);
+  analysis->window.rows = {};
+  analysis->window.step_of = {};
+}
+
+void ShiftRankAnalysis(RankAnalysis* a, model::TimeNs by) {
+  auto move = [by](model::TimeNs* t) {
+    if (*t != model::kNoTime) *t -= by;
+  };
+  move(&a->window.cutoff);
+  move(&a->window.first_start);
+  move(&a->window.last_end);
+  // A breakdown of no activity has no start (0), as computed on moved times.
+  if (a->time.total.activities > 0) a->time.total.first_start -= by;
+  for (StepBreakdown& s : a->time.steps)
+    if (s.time.activities > 0) s.time.first_start -= by;
+  for (StreamIdle& s : a->idle)
+    for (Gap& gap : s.longest) gap.start -= by;
+}
+
+namespace {
+
+constexpr uint32_t kAnalysisMagic = 0x41524c43;  // "CLRA" in a little-endian dump
+constexpr uint32_t kBatchMagic = 0x51534c43;     // "CLSQ"
+constexpr uint32_t kAnswersMagic = 0x41534c43;   // "CLSA"
+constexpr uint32_t kVersion = 1;
+
+static_assert(std::is_trivially_copyable_v<TimeBreakdown> && std::is_trivially_copyable_v<StepBreakdown>,
+              "time breakdowns are copied raw");
+
+// The fields of each struct, for both directions; structured bindings of the whole
+// struct, so a field added and not listed stops the build.
+template <typename T, typename F>
+void WindowFields(T& w, F&& f) {
+  auto& [rows, step_of, selected, filtered, cutoff, dropped, first_start, last_end] = w;
+  f(selected), f(filtered), f(cutoff), f(dropped), f(first_start), f(last_end);  // not the row lists
+}
+template <typename T, typename F>
+void KernelStatFields(T& k, F&& f) {
+  auto& [name, cls, count, total, min, max, mean, stddev] = k;
+  f(name), f(cls), f(count), f(total), f(min), f(max), f(mean), f(stddev);
+}
+template <typename T, typename F>
+void GapFields(T& g, F&& f) {
+  auto& [start, length, kind, before, after] = g;
+  f(start), f(length), f(kind), f(before), f(after);
+}
+template <typename T, typename F>
+void StreamIdleFields(T& s, F&& f) {
+  auto& [device, stream, activities, busy, idle, kind_time, kind_count, bin_count, bin_time, longest] = s;
+  f(device), f(stream), f(activities), f(busy), f(idle), f(kind_time), f(kind_count), f(bin_count), f(bin_time);
+  f(longest);
+}
+template <typename T, typename F>
+void AnalysisFields(T& a, F&& f) {
+  auto& [trace, window, time, kernels, idle, ops_in_window] = a;
+  auto& [state_time, class_total, kernel_list, top_n] = kernels;
+  WindowFields(window, f);
+  f(time.total), f(time.steps);
+  f(state_time), f(class_total), f(kernel_list), f(top_n);
+  f(idle), f(ops_in_window);
+}
+template <typename T, typename F>
+void QuestionFields(T& q, F&& f) {
+  auto& [lo, hi, own_group, by_name] = q;
+  f(lo), f(hi), f(own_group), f(by_name);
+}
+template <typename T, typename F>
+void BatchItemFields(T& b, F&& f) {
+  auto& [file, part, offset, job_group_of, questions] = b;
+  f(file), f(part), f(offset), f(job_group_of), f(questions);
+}
+template <typename T, typename F>
+void AnswerFields(T& a, F&& f) {
+  auto& [stretch, compute_by_name] = a;
+  auto& [length, compute, other_comm, idle] = stretch;
+  f(length), f(compute), f(other_comm), f(idle), f(compute_by_name);
+}
+
+struct Encoder {
+  ByteWriter& w;
+
+  template <typename T>
+    requires std::is_trivially_copyable_v<T>
+  void operator()(const T& v) { w.Pod(v); }
+  void operator()(bool v) { w.Pod(static_cast<uint8_t>(v)); }
+  void operator()(const std::string& s) { w.Str(s); }
+  template <typename T>
+  void operator()(const std::vector<T>& list) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      w.Column(list);
+    } else {
+      w.Count(list.size());
+      for (const T& item : list) Item(item);
+    }
+  }
+  void Item(const KernelStat& k) { KernelStatFields(k, *this); }
+  void Item(const Gap& g) { GapFields(g, *this); }
+  void Item(const StreamIdle& s) { StreamIdleFields(s, *this); }
+  void Item(const StretchBatchItem& b) { BatchItemFields(b, *this); }
+  void Item(const StretchAnswer& a) { AnswerFields(a, *this); }
+  void Item(const std::vector<StretchAnswer>& answers) { (*this)(answers); }
+  void Item(const std::pair<std::string, model::TimeNs>& p) { (*this)(p.first), (*this)(p.second); }
+};
+
+struct Decoder {
+  ByteReader& in;
+
+  template <typename T>
+    requires std::is_trivially_copyable_v<T>
+  void operator()(T& v) { v = in.Pod<T>(); }
+  void operator()(bool& v) { in.Field(&v); }
+  void operator()(std::string& s) { s = in.Str(); }
+  template <typename T>
+  void operator()(std::vector<T>& list) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      in.Column(&list);
+    } else {
+      // Every item takes at least one count or value: a count the bytes left cannot
+      // hold is refused before anything is sized by it.
+      list.resize(in.Count(sizeof(uint64_t)));
+      for (T& item : list) Item(item);
+    }
+  }
+  void Item(KernelStat& k) { KernelStatFields(k, *this); }
+  void Item(Gap& g) { GapFields(g, *this); }
+  void Item(StreamIdle& s) { StreamIdleFields(s, *this); }
+  void Item(StretchBatchItem& b) { BatchItemFields(b, *this); }
+  void Item(StretchAnswer& a) { AnswerFields(a, *this); }
+  void Item(std::vector<StretchAnswer>& answers) { (*this)(answers); }
+  void Item(std::pair<std::string, model::TimeNs>& p) { (*this)(p.first), (*this)(p.second); }
+};
+
+template <typename Fields>
+void Encode(uint32_t magic, Fields&& fields, std::vector<uint8_t>* out) {
+  ByteWriter counting(nullptr);
+  Encoder count{counting};
+  count(magic), count(kVersion);
+  fields(count);
+  out->reserve(out->size() + counting.size());
+  ByteWriter w(out);
+  Encoder e{w};
+  e(magic), e(kVersion);
+  fields(e);
+}
+
+template <typename T, typename Fields>
+Result<T> Decode(uint32_t magic, const char* what, std::span<const uint8_t> bytes, Fields&& fields) {
+  ByteReader in(bytes, what);
+  T value{};
+  if (in.Pod<uint32_t>() != magic) in.Fail("wrong magic");
+  if (const uint32_t v = in.Pod<uint32_t>(); in.ok() && v != kVersion)
+    in.Fail("version " + std::to_string(v) + ", this build reads " + std::to_string(kVersion));
+  if (in.ok()) {
+    Decoder d{in};
+    fields(d, value);
+  }
+  if (in.ok() && in.left() != 0) in.Fail(std::to_string(in.left()) + " bytes after the end");
+  if (!in.ok()) return Error(in.error());
+  return value;
+}
+
+}  // namespace
+
+void EncodeRankAnalysis(const RankAnalysis& a, std::vector<uint8_t>* out) {
+  Encode(kAnalysisMagic, [&](Encoder& e) { AnalysisFields(a, e); }, out);
+}
+
+Result<RankAnalysis> DecodeRankAnalysis(std::span<const uint8_t> bytes) {
+  Result<RankAnalysis> a = Decode<RankAnalysis>(kAnalysisMagic, "rank analysis encoding", bytes,
+                                                [](Decoder& d, RankAnalysis& v) { AnalysisFields(v, d); });
+  if (a.ok())
+    for (const KernelStat& k : a->kernels.kernels)
+      if (static_cast<uint8_t>(k.cls) > static_cast<uint8_t>(model::ActivityClass::kUnclassified))
+        return Error("rank analysis encoding: bad activity class");
+  return a;
+}
+
+void EncodeStretchBatch(const std::vector<StretchBatchItem>& batch, std::vector<uint8_t>* out) {
+  Encode(kBatchMagic, [&](Encoder& e) { e(batch); }, out);
+}
+
+Result<std::vector<StretchBatchItem>> DecodeStretchBatch(std::span<const uint8_t> bytes) {
+  return Decode<std::vector<StretchBatchItem>>(kBatchMagic, "GPU stretch questions", bytes,
+                                               [](Decoder& d, std::vector<StretchBatchItem>& v) { d(v); });
+}
+
+void EncodeStretchAnswers(const std::vector<std::vector<StretchAnswer>>& answers, std::vector<uint8_t>* out) {
+  Encode(kAnswersMagic, [&](Encoder& e) { e(answers); }, out);
+}
+
+Result<std::vector<std::vector<StretchAnswer>>> DecodeStretchAnswers(std::span<const uint8_t> bytes) {
+  return Decode<std::vector<std::vector<StretchAnswer>>>(
+      kAnswersMagic, "GPU stretch answers", bytes, [](Decoder& d, std::vector<std::vector<StretchAnswer>>& v) { d(v); });
+}
+
+}  // namespace commlens::analysis
