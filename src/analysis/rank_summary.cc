@@ -1,25 +1,39 @@
 #include "analysis/rank_summary.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "common/byte_codec.h"
 #include "model/host_events.h"
+#include "model/rank_trace_codec.h"
 
 namespace commlens::analysis {
 
-void LeaveGpuTable(model::RankTrace* rank, RankAnalysis* analysis) {
-  model::GpuActivities& g = rank->gpu;
-  rank->gpu_rows_elsewhere += g.size();
-  for (model::TimeNs t : g.end)
-    rank->gpu_last_end = rank->gpu_last_end == model::kNoTime ? t : std::max(rank->gpu_last_end, t);
-  g = model::GpuActivities{};
-  std::fill(rank->comms.activity.begin(), rank->comms.activity.end(), model::kNoIndex);
-  model::KeepNamedStrings(rank);
-  analysis->window.rows = {};
-  analysis->window.step_of = {};
+RankSummary SummarizeRank(model::RankTrace rank, const AnalyzeOptions& options, model::RankTrace* kept) {
+  RankSummary s;
+  s.analysis = AnalyzeRank(rank, options);
+  s.analysis.trace = nullptr;
+  s.analysis.window.rows = {};
+  s.analysis.window.step_of = {};
+  // What answers the stretch questions (GpuStretches): the table, its names, and the
+  // groups of its communication kernels.
+  kept->path = rank.path;
+  kept->part = rank.part;
+  kept->gpu = std::move(rank.gpu);
+  kept->comms = rank.comms;
+  kept->groups = rank.groups;
+  model::KeepNamedStrings(kept, rank.strings);
+  rank.gpu = model::GpuActivities{};
+  rank.gpu_rows_elsewhere += kept->gpu.size();
+  for (model::TimeNs end : kept->gpu.end)
+    rank.gpu_last_end = rank.gpu_last_end == model::kNoTime ? end : std::max(rank.gpu_last_end, end);
+  std::fill(rank.comms.activity.begin(), rank.comms.activity.end(), model::kNoIndex);
+  model::KeepNamedStrings(&rank);
+  s.trace = std::move(rank);
+  return s;
 }
 
 void ShiftRankAnalysis(RankAnalysis* a, model::TimeNs by) {
@@ -86,8 +100,8 @@ void QuestionFields(T& q, F&& f) {
 }
 template <typename T, typename F>
 void BatchItemFields(T& b, F&& f) {
-  auto& [file, part, offset, job_group_of, questions] = b;
-  f(file), f(part), f(offset), f(job_group_of), f(questions);
+  auto& [path, part, offset, job_group_of, questions] = b;
+  f(path), f(part), f(offset), f(job_group_of), f(questions);
 }
 template <typename T, typename F>
 void AnswerFields(T& a, F&& f) {
@@ -180,6 +194,96 @@ Result<T> Decode(uint32_t magic, const char* what, std::span<const uint8_t> byte
 }
 
 }  // namespace
+
+void EncodeRankSummary(const RankSummary& s, std::vector<uint8_t>* out) {
+  const size_t length_at = out->size();
+  out->resize(out->size() + sizeof(uint64_t));
+  model::EncodeRankTrace(s.trace, out);
+  const uint64_t length = out->size() - length_at - sizeof(uint64_t);
+  std::memcpy(out->data() + length_at, &length, sizeof length);
+  EncodeRankAnalysis(s.analysis, out);
+}
+
+Result<RankSummary> DecodeRankSummary(std::span<const uint8_t> bytes) {
+  uint64_t length = 0;
+  if (bytes.size() < sizeof length) return Error("rank summary: truncated");
+  std::memcpy(&length, bytes.data(), sizeof length);
+  if (length > bytes.size() - sizeof length) return Error("rank summary: truncated rank");
+  Result<model::RankTrace> trace = model::DecodeRankTrace(bytes.subspan(sizeof length, length));
+  if (!trace.ok()) return trace.status();
+  Result<RankAnalysis> analysis = DecodeRankAnalysis(bytes.subspan(sizeof length + length));
+  if (!analysis.ok()) return analysis.status();
+  if (analysis->ops_in_window.size() != trace->comms.size())
+    return Error("rank summary: " + std::to_string(analysis->ops_in_window.size()) + " window flags for " +
+                 std::to_string(trace->comms.size()) + " comm ops");
+  return RankSummary{std::move(trace).value(), std::move(analysis).value()};
+}
+
+Result<std::vector<RankAnalysis>> PlaceRankAnalyses(const model::Trace& trace,
+                                                    std::map<RankKey, RankAnalysis>* analyses) {
+  std::vector<RankAnalysis> out(trace.ranks.size());
+  for (size_t i = 0; i < trace.ranks.size(); ++i) {
+    const model::RankTrace& r = trace.ranks[i];
+    auto it = analyses->find({r.path, r.part});
+    if (it == analyses->end())
+      return Error("internal: no analysis came with rank " + std::to_string(r.rank) + " (" + r.path + ")");
+    out[i] = std::move(it->second);
+    analyses->erase(it);
+    if (trace.clock.applied && i < trace.clock.ranks.size()) ShiftRankAnalysis(&out[i], trace.clock.ranks[i].offset);
+  }
+  return out;
+}
+
+StretchRound SplitByOwner(const model::Trace& trace, const PerRank<StretchQuestion>& questions,
+                          const std::function<int(size_t rank_index)>& owner_of) {
+  StretchRound round;
+  round.answers.resize(trace.ranks.size());
+  for (size_t i = 0; i < trace.ranks.size() && i < questions.size(); ++i) {
+    if (questions[i].empty()) continue;
+    const model::RankTrace& r = trace.ranks[i];
+    StretchBatchItem item;
+    item.path = r.path;
+    item.part = r.part;
+    item.offset = trace.clock.applied && i < trace.clock.ranks.size() ? trace.clock.ranks[i].offset : 0;
+    for (const model::ProcessGroup& g : r.groups) item.job_group_of.push_back(g.job_group);
+    item.questions = questions[i];
+    const int owner = owner_of(i);
+    round.batches[owner].push_back(std::move(item));
+    round.ranks[owner].push_back(i);
+  }
+  return round;
+}
+
+Status StretchRound::Place(int owner, std::vector<std::vector<StretchAnswer>> got) {
+  const std::vector<size_t>& ranks_asked = ranks[owner];
+  const std::vector<StretchBatchItem>& asked = batches[owner];
+  if (got.size() != asked.size()) return Error("GPU stretch answers: " + std::to_string(got.size()) + " ranks answered, " +
+                                               std::to_string(asked.size()) + " asked");
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (got[k].size() != asked[k].questions.size())
+      return Error("GPU stretch answers: " + asked[k].path + ": " + std::to_string(got[k].size()) + " answers to " +
+                   std::to_string(asked[k].questions.size()) + " questions");
+    answers[ranks_asked[k]] = std::move(got[k]);
+  }
+  return OkStatus();
+}
+
+void KeptRanks::Keep(model::RankTrace rank) {
+  std::lock_guard lock(mu_);
+  RankKey key{rank.path, rank.part};
+  ranks_.insert_or_assign(std::move(key), std::move(rank));
+}
+
+Result<std::vector<std::vector<StretchAnswer>>> KeptRanks::Answer(const std::vector<StretchBatchItem>& batch) {
+  std::lock_guard lock(mu_);
+  std::vector<std::vector<StretchAnswer>> out;
+  for (const StretchBatchItem& item : batch) {
+    auto it = ranks_.find({item.path, item.part});
+    if (it == ranks_.end()) return Error("GPU stretch questions about " + item.path + ", which was not imported here");
+    out.push_back(AnswerFromTable(&it->second, item.offset, item.job_group_of, item.questions));
+  }
+  return out;
+}
 
 void EncodeRankAnalysis(const RankAnalysis& a, std::vector<uint8_t>* out) {
   Encode(kAnalysisMagic, [&](Encoder& e) { AnalysisFields(a, e); }, out);

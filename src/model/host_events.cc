@@ -34,25 +34,27 @@ std::vector<uint8_t> StepRows(const Table& table, const StringPool& strings) {
 // ("" stays 0), in one block of their size; every id column moves to it.
 }  // namespace
 
-void KeepNamedStrings(RankTrace* r) {
+void KeepNamedStrings(RankTrace* r, const StringPool& from) {
   const std::array<std::vector<StringId>*, 8> columns{&r->gpu.name,         &r->host.name,     &r->annotations.name,
                                                       &r->annotations.domain, &r->flows.category, &r->comms.dtype,
                                                       &r->comms.algorithm,    &r->comms.protocol};
-  std::vector<uint32_t> moved(r->strings.size(), kNoIndex);
+  std::vector<uint32_t> moved(from.size(), kNoIndex);
   size_t bytes = 0;
   for (const std::vector<StringId>* column : columns)
     for (StringId id : *column)
-      if (moved[id.value] == kNoIndex) moved[id.value] = 0, bytes += r->strings.Get(id).size();
+      if (moved[id.value] == kNoIndex) moved[id.value] = 0, bytes += from.Get(id).size();
   StringPool pool(bytes);
   std::fill(moved.begin(), moved.end(), kNoIndex);
   for (std::vector<StringId>* column : columns)
     for (StringId& id : *column) {
       uint32_t& to = moved[id.value];
-      if (to == kNoIndex) to = pool.Intern(r->strings.Get(id)).value;
+      if (to == kNoIndex) to = pool.Intern(from.Get(id)).value;
       id.value = to;
     }
   r->strings = std::move(pool);
 }
+
+void KeepNamedStrings(RankTrace* r) { KeepNamedStrings(r, r->strings); }
 
 void DropHostEvents(RankTrace* r) {
   const uint64_t before = r->host.size() + r->annotations.size();

@@ -20,7 +20,9 @@ namespace commlens::model {
 void DropHostEvents(RankTrace* rank);
 
 // Rebuilds |rank|'s string pool from the strings its tables name, in one block of their
-// size; the ids change, the strings they name do not.
+// size; the ids change, the strings they name do not. |from|: the pool the tables' ids
+// refer to, when it is not the rank's own.
 void KeepNamedStrings(RankTrace* rank);
+void KeepNamedStrings(RankTrace* rank, const StringPool& from);
 
 }  // namespace commlens::model

@@ -1,0 +1,145 @@
+// The analysis of `analyze --mpi` on one process (analysis/rank_summary.h): every rank
+// analyzed where it was imported and summarized without its GPU table, the summary
+// encoded and decoded as it travels, the job assembled from summaries, the cross-rank
+// stretch questions asked of the kept tables in one round (their encodings too). On every
+// shipped sample job, with host events kept and dropped, clocks as loaded and aligned on
+// collectives, the JSON and text reports equal those of the whole model, and with the
+// defaults they equal the goldens.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "analysis/analyze.h"
+#include "analysis/rank_summary.h"
+#include "importers/trace_loader.h"
+#include "report/json_report.h"
+#include "report/text_report.h"
+
+namespace commlens {
+namespace {
+
+using analysis::RankAnalysis;
+
+struct Reports {
+  std::string json, text;
+  size_t stretch_questions = 0;
+};
+
+Reports Write(const model::Trace& trace, const analysis::JobAnalysis& job) {
+  return {report::AnalyzeToJson(trace, job).dump(1), report::AnalyzeToText(trace, job, {})};
+}
+
+std::vector<std::string> Files(const std::string& workload) {
+  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
+  auto files = importers::ExpandInputs({"examples/traces/" + workload});
+  EXPECT_TRUE(files.ok()) << files.status().message();
+  return files.ok() ? files.value() : std::vector<std::string>{};
+}
+
+Reports Whole(const std::string& workload, const importers::LoadOptions& load) {
+  auto trace = importers::AssembleJob(Files(workload), importers::ImportFiles(Files(workload), load), load);
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  return Write(*trace, analysis::Analyze(*trace, {}));
+}
+
+// Files alternate between two owners, as two processes would hold them.
+Reports ViaSummaries(const std::string& workload, const importers::LoadOptions& load) {
+  const std::vector<std::string> files = Files(workload);
+  analysis::KeptRanks kept[2];
+  std::map<analysis::RankKey, int> owner;
+  std::map<analysis::RankKey, RankAnalysis> analyses;
+  std::vector<importers::ImportedFile> imported;
+  for (size_t i = 0; i < files.size(); ++i) {
+    importers::ImportedFile f = importers::ImportOneFile(files[i], load);
+    for (model::RankTrace& r : f.ranks) {
+      model::RankTrace table;
+      analysis::RankSummary s = analysis::SummarizeRank(std::move(r), {}, &table);
+      EXPECT_EQ(s.trace.gpu.size(), 0u);
+      kept[i % 2].Keep(std::move(table));
+      std::vector<uint8_t> bytes;
+      analysis::EncodeRankSummary(s, &bytes);
+      auto back = analysis::DecodeRankSummary(bytes);
+      EXPECT_TRUE(back.ok()) << back.status().message();
+      const analysis::RankKey key{back->trace.path, back->trace.part};
+      owner[key] = static_cast<int>(i % 2);
+      analyses[key] = std::move(back->analysis);
+      r = std::move(back->trace);
+    }
+    imported.push_back(std::move(f));
+  }
+  auto trace = importers::AssembleJob(files, std::move(imported), load);
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  auto ranks = analysis::PlaceRankAnalyses(*trace, &analyses);
+  EXPECT_TRUE(ranks.ok()) << ranks.status().message();
+  size_t asked = 0;
+  analysis::AnswerStretches answer = [&](const analysis::PerRank<analysis::StretchQuestion>& questions) {
+    analysis::StretchRound round = analysis::SplitByOwner(*trace, questions, [&](size_t r) {
+      return owner.at({trace->ranks[r].path, trace->ranks[r].part});
+    });
+    for (auto& [who, batch] : round.batches) {
+      std::vector<uint8_t> bytes;
+      analysis::EncodeStretchBatch(batch, &bytes);
+      auto got = analysis::DecodeStretchBatch(bytes);
+      EXPECT_TRUE(got.ok()) << got.status().message();
+      for (const analysis::StretchBatchItem& item : *got) asked += item.questions.size();
+      auto answers = kept[who].Answer(*got);
+      EXPECT_TRUE(answers.ok()) << answers.status().message();
+      bytes.clear();
+      analysis::EncodeStretchAnswers(*answers, &bytes);
+      auto back = analysis::DecodeStretchAnswers(bytes);
+      EXPECT_TRUE(back.ok()) << back.status().message();
+      Status placed = round.Place(who, std::move(back).value());
+      EXPECT_TRUE(placed.ok()) << placed.message();
+    }
+    return round.answers;
+  };
+  analysis::JobAnalysis job = analysis::AnalyzeJob(*trace, std::move(ranks).value(), {}, &answer);
+  Reports out = Write(*trace, job);
+  out.stretch_questions = asked;
+  return out;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+using Case = std::tuple<std::string, bool, model::AlignMode>;  // workload, drop host events, align
+
+class SummaryGolden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SummaryGolden, ReportsEqualTheWholeModels) {
+  const auto& [workload, drop, align] = GetParam();
+  importers::LoadOptions load;
+  load.drop_host_events = drop;
+  load.align = align;
+  const Reports whole = Whole(workload, load), summarized = ViaSummaries(workload, load);
+  EXPECT_EQ(summarized.json, whole.json);
+  EXPECT_EQ(summarized.text, whole.text);
+  // The jobs whose findings look into the GPU timelines: a late rank's cause, the
+  // pipeline's bubbles.
+  if (workload.starts_with("cross-rank/slow") || workload.starts_with("cross-rank/pipeline"))
+    EXPECT_GT(summarized.stretch_questions, 0u);
+  if (!drop && align == model::AlignMode::kAuto) {
+    std::string golden = workload;
+    for (char& c : golden)
+      if (c == '/') c = '.';
+    golden = std::string(COMMLENS_SOURCE_DIR) + "/tests/golden/" + golden + ".analyze.";
+    EXPECT_EQ(summarized.text, ReadAll(golden + "txt"));
+    EXPECT_EQ(nlohmann::json::parse(summarized.json), nlohmann::json::parse(ReadAll(golden + "json")));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SampleJobs, SummaryGolden,
+    ::testing::Combine(::testing::Values("ddp", "fsdp", "moe", "native", "cross-rank/pipeline-1f1b",
+                                         "cross-rank/pipeline-gpipe", "cross-rank/contention", "cross-rank/slow-compute",
+                                         "cross-rank/slow-host", "cross-rank/hang", "cross-rank/hang/native"),
+                       ::testing::Bool(), ::testing::Values(model::AlignMode::kAuto, model::AlignMode::kCollectives)));
+
+}  // namespace
+}  // namespace commlens
