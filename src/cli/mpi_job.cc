@@ -20,6 +20,7 @@
 #include <span>
 #include <thread>
 
+#include "analysis/rank_summary.h"
 #include "cli/host_lookup.h"
 #include "cli/progress.h"
 #include "cli/verbs.h"
@@ -27,7 +28,6 @@
 #include "common/parallel_for.h"
 #include "importers/registry.h"
 #include "importers/trace_loader.h"
-#include "model/rank_trace_codec.h"
 
 namespace commlens::cli {
 
@@ -44,6 +44,11 @@ constexpr int kMore = 2;
 // answers in words.
 constexpr int kQuery = 3;
 constexpr int kAnswer = 4;
+// Rank 0 to a worker after the first run of the cross-rank analyses: the GPU stretch
+// questions about the ranks it holds (analysis::EncodeStretchBatch); the worker answers
+// (EncodeStretchAnswers).
+constexpr int kStretches = 5;
+constexpr int kStretchAnswers = 6;
 constexpr size_t kChunk = size_t{1} << 30;  // MPI counts are ints
 
 // ---- plain byte strings: the plan and a file's payload ----
@@ -219,17 +224,34 @@ Plan SharePlan(const std::vector<std::string>& inputs, const MpiSession& mpi) {
 
 constexpr size_t kMessageHeader = 2 * sizeof(uint64_t);
 
+// A file imported and each of its ranks summarized (analysis::SummarizeRank); the ranks'
+// GPU tables go to |kept|.
+struct SummarizedFile {
+  std::string error;
+  std::vector<analysis::RankSummary> ranks;
+};
+
+SummarizedFile Summarize(ImportedFile f, const analysis::AnalyzeOptions& options, analysis::KeptRanks* kept) {
+  SummarizedFile out{std::move(f.error), {}};
+  for (model::RankTrace& r : f.ranks) {
+    model::RankTrace table;
+    out.ranks.push_back(analysis::SummarizeRank(std::move(r), options, &table));
+    kept->Keep(std::move(table));
+  }
+  return out;
+}
+
 // |f|'s message: file index, payload size, then the payload: its error, its ranks.
-std::vector<uint8_t> EncodeFile(uint64_t file, const ImportedFile& f) {
+std::vector<uint8_t> EncodeFile(uint64_t file, const SummarizedFile& f) {
   std::vector<uint8_t> out;
   PutU64(&out, file);
   PutU64(&out, 0);
   PutStr(&out, f.error);
   PutU64(&out, f.ranks.size());
-  for (const model::RankTrace& r : f.ranks) {
+  for (const analysis::RankSummary& r : f.ranks) {
     size_t length_at = out.size();
     PutU64(&out, 0);
-    model::EncodeRankTrace(r, &out);
+    analysis::EncodeRankSummary(r, &out);
     uint64_t length = out.size() - length_at - sizeof(uint64_t);
     std::memcpy(out.data() + length_at, &length, sizeof length);
   }
@@ -238,11 +260,11 @@ std::vector<uint8_t> EncodeFile(uint64_t file, const ImportedFile& f) {
   return out;
 }
 
-ImportedFile DecodeFile(std::span<const uint8_t> bytes, const std::string& path, int from) {
+SummarizedFile DecodeFile(std::span<const uint8_t> bytes, const std::string& path, int from) {
   auto damaged = [&](const std::string& why) {
-    return ImportedFile{{}, fmt::format("{}: imported by MPI process {} but not received whole: {}", path, from, why)};
+    return SummarizedFile{fmt::format("{}: imported by MPI process {} but not received whole: {}", path, from, why), {}};
   };
-  ImportedFile f;
+  SummarizedFile f;
   Cursor in{bytes};
   uint64_t ranks = 0;
   if (!in.Str(&f.error) || !in.U64(&ranks)) return damaged("truncated header");
@@ -250,7 +272,7 @@ ImportedFile DecodeFile(std::span<const uint8_t> bytes, const std::string& path,
     uint64_t length = 0;
     std::span<const uint8_t> encoded;
     if (!in.U64(&length) || !in.Take(length, &encoded)) return damaged("truncated rank");
-    Result<model::RankTrace> r = model::DecodeRankTrace(encoded);
+    Result<analysis::RankSummary> r = analysis::DecodeRankSummary(encoded);
     if (!r.ok()) return damaged(r.status().message());
     f.ranks.push_back(std::move(r).value());
   }
@@ -325,7 +347,8 @@ Sending Post(std::vector<uint8_t> message, MPI_Comm comm) {
 // the sends with MPI_Test and a yield (what a blocking MPI call does when cores are
 // oversubscribed): a large message moves in fragments that this side must push, and a
 // sleep between them would make rank 0 wait on this process.
-void SendShare(const Plan& plan, const importers::LoadOptions& options, const MpiSession& mpi) {
+void SendShare(const Plan& plan, const importers::LoadOptions& options, const analysis::AnalyzeOptions& analyze,
+               analysis::KeptRanks* kept, const MpiSession& mpi) {
   constexpr size_t kInFlight = 2;
   constexpr auto kIdle = std::chrono::milliseconds(50);
   std::vector<size_t> mine = plan.FilesOf(mpi.rank());
@@ -333,7 +356,7 @@ void SendShare(const Plan& plan, const importers::LoadOptions& options, const Mp
   Outbox outbox(threads);
   std::thread importer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
-      ImportedFile f = importers::ImportOneFile(plan.files[mine[j]], options);
+      SummarizedFile f = Summarize(importers::ImportOneFile(plan.files[mine[j]], options), analyze, kept);
       outbox.Push(EncodeFile(mine[j], f));
     });
     outbox.Close();
@@ -358,7 +381,7 @@ void SendShare(const Plan& plan, const importers::LoadOptions& options, const Mp
 
 // Receives the file message |probed| announced and decodes it into its slot; its index.
 uint64_t ReceiveFile(MPI_Message probed, const MPI_Status& status, const Plan& plan, MPI_Comm comm,
-                     std::vector<ImportedFile>* imported) {
+                     std::vector<SummarizedFile>* imported) {
   const int from = status.MPI_SOURCE;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
@@ -381,15 +404,16 @@ uint64_t ReceiveFile(MPI_Message probed, const MPI_Status& status, const Plan& p
   return file;
 }
 
-std::vector<ImportedFile> GatherShares(const Plan& plan, const importers::LoadOptions& options,
-                                       const MpiSession& mpi) {
-  std::vector<ImportedFile> imported(plan.files.size());
+std::vector<SummarizedFile> GatherShares(const Plan& plan, const importers::LoadOptions& options,
+                                         const analysis::AnalyzeOptions& analyze, analysis::KeptRanks* kept,
+                                         const MpiSession& mpi) {
+  std::vector<SummarizedFile> imported(plan.files.size());
   std::vector<size_t> mine = plan.FilesOf(0);
   importers::LoadProgress* progress = options.progress;
   std::thread importer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
       ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
-      imported[mine[j]] = importers::ImportOneFile(plan.files[mine[j]], options);
+      imported[mine[j]] = Summarize(importers::ImportOneFile(plan.files[mine[j]], options), analyze, kept);
       if (progress) ++progress->files_done;
     });
   });
@@ -448,14 +472,36 @@ std::vector<uint8_t> ReceiveFrom(int from, int tag, MPI_Comm comm) {
 }
 
 void SendTo(int to, int tag, std::vector<uint8_t> bytes, MPI_Comm comm) {
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    fmt::print(stderr, "commlens: internal: a message of {} bytes to MPI process {} (at most 2 GiB)\n", bytes.size(), to);
+    MPI_Abort(comm, kExitFailed);
+  }
   MPI_Request r;
   MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, comm, &r);
   Await(&r);
 }
 
+// The answers to a batch of stretch questions (EncodeStretchAnswers), or no bytes when
+// the batch is damaged or names a rank not held here (rank 0 then stops the job).
+std::vector<uint8_t> AnswerStretchBatch(std::span<const uint8_t> bytes, analysis::KeptRanks* kept) {
+  std::vector<uint8_t> out;
+  Result<std::vector<analysis::StretchBatchItem>> batch = analysis::DecodeStretchBatch(bytes);
+  if (!batch.ok()) {
+    fmt::print(stderr, "commlens: internal: {}\n", batch.status().message());
+    return out;
+  }
+  Result<std::vector<std::vector<analysis::StretchAnswer>>> answers = kept->Answer(*batch);
+  if (!answers.ok()) {
+    fmt::print(stderr, "commlens: internal: {}\n", answers.status().message());
+    return out;
+  }
+  analysis::EncodeStretchAnswers(*answers, &out);
+  return out;
+}
+
 // A worker once its share is sent: answers rank 0's questions until rank 0 shares the
 // exit code (after its report, so no question comes later).
-int ServeUntilExitCode(const Plan& plan, const MpiSession& mpi) {
+int ServeUntilExitCode(const Plan& plan, analysis::KeptRanks* kept, const MpiSession& mpi) {
   int code = kExitOk;
   MPI_Request done;
   MPI_Ibcast(&code, 1, MPI_INT, 0, mpi.comm(), &done);
@@ -464,6 +510,11 @@ int ServeUntilExitCode(const Plan& plan, const MpiSession& mpi) {
     int finished = 0;
     MPI_Test(&done, &finished, MPI_STATUS_IGNORE);
     if (finished) return code;
+    if (std::optional<std::vector<uint8_t>> batch = TryReceive(0, kStretches, mpi.comm())) {
+      polls = 0;
+      SendTo(0, kStretchAnswers, AnswerStretchBatch(*batch, kept), mpi.comm());
+      continue;
+    }
     std::optional<std::vector<uint8_t>> query = TryReceive(0, kQuery, mpi.comm());
     if (!query) {
       Nap(polls);
@@ -503,35 +554,105 @@ analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const model::Trace& tra
   };
 }
 
+// Rank 0's analysis::AnswerStretches: one batch to each process for the ranks it holds
+// (all sent before any answer is awaited, so the processes answer at once); rank 0's own
+// from |kept|. A batch or answer that does not decode stops the job: both ends run this
+// build, so it is a fault, not bad input.
+analysis::AnswerStretches StretchesOverMpi(const std::map<analysis::RankKey, int>& holder, const model::Trace& trace,
+                                           analysis::KeptRanks* kept, const MpiSession& mpi) {
+  return [&holder, &trace, kept, &mpi](const analysis::PerRank<analysis::StretchQuestion>& questions) {
+    analysis::StretchRound round = analysis::SplitByOwner(trace, questions, [&](size_t r) {
+      return holder.at({trace.ranks[r].path, trace.ranks[r].part});
+    });
+    auto fail = [&](const std::string& why) {
+      fmt::print(stderr, "commlens: internal: {}\n", why);
+      MPI_Abort(mpi.comm(), kExitFailed);
+    };
+    for (const auto& [owner, batch] : round.batches) {
+      if (owner == 0) continue;
+      std::vector<uint8_t> bytes;
+      analysis::EncodeStretchBatch(batch, &bytes);
+      SendTo(owner, kStretches, std::move(bytes), mpi.comm());
+    }
+    if (auto own = round.batches.find(0); own != round.batches.end()) {
+      Result<std::vector<std::vector<analysis::StretchAnswer>>> answers = kept->Answer(own->second);
+      if (!answers.ok()) fail(answers.status().message());
+      if (Status placed = round.Place(0, std::move(answers).value()); !placed.ok()) fail(placed.message());
+    }
+    for (const auto& [owner, batch] : round.batches) {
+      if (owner == 0) continue;
+      std::vector<uint8_t> bytes = ReceiveFrom(owner, kStretchAnswers, mpi.comm());
+      Result<std::vector<std::vector<analysis::StretchAnswer>>> answers = analysis::DecodeStretchAnswers(bytes);
+      if (!answers.ok()) fail(fmt::format("MPI process {}: {}", owner, answers.status().message()));
+      if (Status placed = round.Place(owner, std::move(answers).value()); !placed.ok())
+        fail(fmt::format("MPI process {}: {}", owner, placed.message()));
+    }
+    return std::move(round.answers);
+  };
+}
+
+// Rank 0: the files' models for AssembleJob, and each rank's analysis and holder (the
+// process that imported it) by RankKey.
+struct Received {
+  std::vector<ImportedFile> files;
+  std::map<analysis::RankKey, analysis::RankAnalysis> analyses;
+  std::map<analysis::RankKey, int> holder;
+};
+
+Received Unpack(std::vector<SummarizedFile> summarized, const Plan& plan) {
+  Received out;
+  out.files.resize(summarized.size());
+  for (size_t i = 0; i < summarized.size(); ++i) {
+    out.files[i].error = std::move(summarized[i].error);
+    for (analysis::RankSummary& r : summarized[i].ranks) {
+      analysis::RankKey key{r.trace.path, r.trace.part};
+      out.holder[key] = static_cast<int>(plan.owner[i]);
+      out.analyses[std::move(key)] = std::move(r.analysis);
+      out.files[i].ranks.push_back(std::move(r.trace));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-int RunOverMpi(const JobInputs& inputs, std::string_view verb, bool quiet,
-               const std::function<int(const model::Trace&, const analysis::DoingAtLookup&)>& report) {
+int RunOverMpi(const JobInputs& inputs, const analysis::AnalyzeOptions& analyze, std::string_view verb, bool quiet,
+               const std::function<int(const model::Trace&, const analysis::JobAnalysis&)>& report) {
   MpiSession mpi;
   Plan plan = SharePlan(inputs.paths, mpi);
   int code = kExitOk;
+  // Each process's ranks' GPU tables, which stay where they were imported.
+  analysis::KeptRanks kept;
   if (!plan.error.empty()) {
     if (mpi.rank() == 0) fmt::print(stderr, "commlens {}: {}\n", verb, plan.error);
     code = kExitFailed;
   } else if (mpi.rank() != 0) {
-    SendShare(plan, inputs.load, mpi);
-    return ServeUntilExitCode(plan, mpi);
+    SendShare(plan, inputs.load, analyze, &kept, mpi);
+    return ServeUntilExitCode(plan, &kept, mpi);
   } else {
     importers::LoadProgress progress;
     progress.files_total = plan.files.size();
     progress.bytes_total = std::accumulate(plan.sizes.begin(), plan.sizes.end(), uint64_t{0});
     importers::LoadOptions options = inputs.load;
     options.progress = &progress;
-    std::vector<ImportedFile> imported = [&] {
-      ProgressLine line(&progress, quiet);
-      return GatherShares(plan, options, mpi);
-    }();
-    Result<model::Trace> trace = importers::AssembleJob(plan.files, std::move(imported), options);
-    if (!trace.ok()) {
-      fmt::print(stderr, "commlens {}: {}\n", verb, trace.status().message());
+    Received received = Unpack(
+        [&] {
+          ProgressLine line(&progress, quiet);
+          return GatherShares(plan, options, analyze, &kept, mpi);
+        }(),
+        plan);
+    Result<model::Trace> trace = importers::AssembleJob(plan.files, std::move(received.files), options);
+    Result<std::vector<analysis::RankAnalysis>> ranks =
+        trace.ok() ? analysis::PlaceRankAnalyses(*trace, &received.analyses) : Result<std::vector<analysis::RankAnalysis>>(trace.status());
+    if (!ranks.ok()) {
+      fmt::print(stderr, "commlens {}: {}\n", verb, ranks.status().message());
       code = kExitFailed;
     } else {
-      code = report(*trace, DoingAtOverMpi(plan, *trace, mpi));
+      analysis::AnalyzeOptions job_options = analyze;
+      job_options.doing_at = DoingAtOverMpi(plan, *trace, mpi);
+      const analysis::AnswerStretches answer = StretchesOverMpi(received.holder, *trace, &kept, mpi);
+      const analysis::JobAnalysis job = analysis::AnalyzeJob(*trace, std::move(ranks).value(), job_options, &answer);
+      code = report(*trace, job);
     }
   }
   return ShareExitCode(code, mpi.comm());

@@ -6,8 +6,8 @@
 
 namespace commlens::cli {
 
-int RunOverMpi(const JobInputs&, std::string_view verb, bool,
-               const std::function<int(const model::Trace&, const analysis::DoingAtLookup&)>&) {
+int RunOverMpi(const JobInputs&, const analysis::AnalyzeOptions&, std::string_view verb, bool,
+               const std::function<int(const model::Trace&, const analysis::JobAnalysis&)>&) {
   fmt::print(stderr,
              "commlens {}: --mpi: this commlens was built without MPI (build it where Open MPI's "
              "development files are installed: libopenmpi-dev on Debian)\n",

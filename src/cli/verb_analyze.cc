@@ -31,13 +31,9 @@ struct AnalyzeArgs {
   double kernel_wait_us = analyze.idle.kernel_wait_threshold / 1000.0;
 };
 
-// Analyzes the loaded job and writes the reports; the exit code.
-int Report(const model::Trace& trace, const AnalyzeArgs& args, const analysis::DoingAtLookup& doing_at,
+// Writes the reports of the analyzed job; the exit code.
+int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const AnalyzeArgs& args,
            std::chrono::steady_clock::time_point t0) {
-  analysis::AnalyzeOptions options = args.analyze;
-  options.doing_at = doing_at;
-  analysis::JobAnalysis job = analysis::Analyze(trace, options);
-
   if (!args.json_path.empty()) {
     // Written straight to the stream (indent 1, as dump(1)): a job of thousands of ranks
     // does not hold its JSON text beside the document.
@@ -75,13 +71,15 @@ int RunAnalyze(AnalyzeArgs args) {
   // rank was doing is then read again from its file.
   args.inputs.load.drop_host_events = true;
   if (args.mpi)
-    return RunOverMpi(args.inputs, "analyze", quiet,
-                      [&](const model::Trace& trace, const analysis::DoingAtLookup& doing_at) {
-                        return Report(trace, args, doing_at, t0);
+    return RunOverMpi(args.inputs, args.analyze, "analyze", quiet,
+                      [&](const model::Trace& trace, const analysis::JobAnalysis& job) {
+                        return Report(trace, job, args, t0);
                       });
   Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", quiet);
   if (!loaded.ok()) return kExitFailed;
-  return Report(*loaded, args, DoingAtFromFiles(*loaded), t0);
+  analysis::AnalyzeOptions options = args.analyze;
+  options.doing_at = DoingAtFromFiles(*loaded);
+  return Report(*loaded, analysis::Analyze(*loaded, options), args, t0);
 }
 
 }  // namespace

@@ -125,6 +125,20 @@ TEST_F(AnalyzeMpi, AStoppedRankOnAWorkerSaysWhatItWasDoing) {
   }
 }
 
+// Why a rank was late and the pipeline's bubbles look into GPU timelines, which stay with
+// the process that imported each rank: rank 0 asks them in one round (kStretches). Each
+// job's two files sit on two processes; with --align collectives the questions' times
+// move back to each rank's own clock on the way.
+TEST_F(AnalyzeMpi, LateRanksAndBubblesAskTheProcessesThatHoldTheTimelines) {
+  for (const std::string w : {"/cross-rank/slow-compute", "/cross-rank/slow-host", "/cross-rank/pipeline-1f1b",
+                              "/cross-rank/pipeline-gpipe", "/cross-rank/contention"}) {
+    SCOPED_TRACE(w);
+    ExpectSameAsSingleProcess(kSamples + w, 0, {2});
+  }
+  ExpectSameAsSingleProcess("--align collectives " + kSamples + "/cross-rank/slow-compute", 0, {2});
+  EXPECT_NE(Slurp(dir_ / "np2.json").find(R"("cause": "compute")"), std::string::npos);
+}
+
 // 64 ranks synthesized from the DDP sample (scripts/synth_traces.py, the CTest fixture
 // analyze_mpi_synth64).
 TEST_F(AnalyzeMpi, SixtyFourRanksGiveTheSameJson) {
