@@ -52,7 +52,9 @@ void operator delete[](void* p, size_t, std::align_val_t) noexcept { heap::Free(
 
 #include "analysis/analyze.h"
 #include "analysis/gpu_stretch.h"
+#include "analysis/rank_summary.h"
 #include "importers/trace_loader.h"
+#include "model/rank_trace_codec.h"
 
 namespace {
 
@@ -146,7 +148,42 @@ void BM_CrossRankWithALongKernel(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(in.Run(*stretched));
 }
 
+// What `analyze --mpi` sends rank 0 per rank: the summary (analysis/rank_summary.h)
+// against the whole rank as it went before (host events dropped, GPU table included).
+// Timed: summarizing and encoding, not the import.
+void BM_SummarizeRank(benchmark::State& state) {
+  auto files = commlens::importers::ExpandInputs({g_traces});
+  if (!files.ok() || files->empty()) return state.SkipWithError("no traces");
+  commlens::importers::LoadOptions load;
+  load.drop_host_events = true;
+  uint64_t whole = 0, summary = 0, ranks = 0, activities = 0;
+  for (auto _ : state) {
+    for (const std::string& path : *files) {
+      state.PauseTiming();
+      commlens::importers::ImportedFile f = commlens::importers::ImportOneFile(path, load);
+      state.ResumeTiming();
+      for (commlens::model::RankTrace& r : f.ranks) {
+        std::vector<uint8_t> bytes;
+        commlens::model::EncodeRankTrace(r, &bytes);
+        whole += bytes.size();
+        activities += r.gpu.size();
+        bytes.clear();
+        commlens::model::RankTrace table;
+        commlens::analysis::RankSummary s = commlens::analysis::SummarizeRank(std::move(r), {}, &table);
+        commlens::analysis::EncodeRankSummary(s, &bytes);
+        summary += bytes.size();
+        ++ranks;
+      }
+    }
+  }
+  state.counters["whole_rank_KB"] = static_cast<double>(whole) / static_cast<double>(std::max<uint64_t>(ranks, 1)) / 1e3;
+  state.counters["summary_KB"] = static_cast<double>(summary) / static_cast<double>(std::max<uint64_t>(ranks, 1)) / 1e3;
+  state.counters["gpu_activities"] = static_cast<double>(activities) / static_cast<double>(std::max<uint64_t>(ranks, 1));
+  state.counters["whole_over_summary"] = static_cast<double>(whole) / static_cast<double>(std::max<uint64_t>(summary, 1));
+}
+
 BENCHMARK(BM_Load)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SummarizeRank)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CrossRankWithALongKernel)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CrossRank)->Unit(benchmark::kMillisecond)->UseRealTime();

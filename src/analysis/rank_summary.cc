@@ -292,10 +292,15 @@ void EncodeRankAnalysis(const RankAnalysis& a, std::vector<uint8_t>* out) {
 Result<RankAnalysis> DecodeRankAnalysis(std::span<const uint8_t> bytes) {
   Result<RankAnalysis> a = Decode<RankAnalysis>(kAnalysisMagic, "rank analysis encoding", bytes,
                                                 [](Decoder& d, RankAnalysis& v) { AnalysisFields(v, d); });
-  if (a.ok())
-    for (const KernelStat& k : a->kernels.kernels)
-      if (static_cast<uint8_t>(k.cls) > static_cast<uint8_t>(model::ActivityClass::kUnclassified))
-        return Error("rank analysis encoding: bad activity class");
+  if (!a.ok()) return a;
+  // The enums a report indexes by.
+  for (const KernelStat& k : a->kernels.kernels)
+    if (static_cast<uint8_t>(k.cls) > static_cast<uint8_t>(model::ActivityClass::kUnclassified))
+      return Error("rank analysis encoding: bad activity class");
+  for (const StreamIdle& s : a->idle)
+    for (const Gap& g : s.longest)
+      if (static_cast<uint8_t>(g.kind) > static_cast<uint8_t>(GapKind::kOther))
+        return Error("rank analysis encoding: bad gap kind");
   return a;
 }
 

@@ -12,6 +12,7 @@
 #include "cli/job_inputs.h"
 #include "cli/mpi_job.h"
 #include "cli/verbs.h"
+#include "exporters/csv/csv_writer.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
@@ -24,6 +25,7 @@ namespace {
 struct AnalyzeArgs {
   JobInputs inputs;
   std::string json_path;
+  std::string csv_dir;
   bool quiet = false;
   bool mpi = false;
   analysis::AnalyzeOptions analyze;
@@ -48,6 +50,13 @@ int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const An
         fmt::print(stderr, "commlens analyze: cannot write {}\n", args.json_path);
         return kExitFailed;
       }
+    }
+  }
+  if (!args.csv_dir.empty()) {
+    std::vector<std::string> files;
+    if (Status written = exporters::WriteCsv(job, args.csv_dir, &files); !written.ok()) {
+      fmt::print(stderr, "commlens analyze: {}\n", written.message());
+      return kExitFailed;
     }
   }
   if (!args.quiet && args.json_path != "-") {
@@ -112,7 +121,9 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "Memory: each rank's host events are dropped once it is imported (the analyses read only\n"
       "its ProfilerStep ranges; a stopped rank's file is read again to say what it was doing).\n"
       "Thousands of ranks: `mpirun -np N commlens analyze --mpi TRACES` (or srun) spreads the\n"
-      "import over N processes; rank 0 writes the same report (docs/performance.md).\n\n"
+      "import and the per-rank analyses over N processes; each keeps its ranks' GPU timelines\n"
+      "and sends rank 0 a summary of each rank; rank 0 writes the same report\n"
+      "(docs/analysis.md, docs/performance.md).\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
       "failed); 2 some files failed and the others were analyzed; 64 usage error.");
   AddJobInputOptions(cmd, &args->inputs);
@@ -120,6 +131,10 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
                   "Also write the results as JSON (schema commlens.analyze v1, docs/json-report.md); "
                   "'-' writes JSON alone to stdout")
       ->type_name("FILE");
+  cmd->add_option("--csv", args->csv_dir,
+                  "Also write the analysis tables as CSV into this folder (those of `commlens export -f csv`; "
+                  "with --mpi too)")
+      ->type_name("DIR");
   cmd->add_flag("--all-events", args->analyze.window.all_events,
                 "Analyze every GPU activity, not only those launched within the profiled steps");
   cmd->add_option("--kernel-wait-threshold-us", args->kernel_wait_us,
@@ -132,8 +147,8 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
   cmd->add_flag("--mpi", args->mpi,
-                "Run as one process of an MPI job (mpirun, srun): the processes share the files' import, "
-                "rank 0 writes the report, the same as without --mpi" +
+                "Run as one process of an MPI job (mpirun, srun): the processes share the files' import and "
+                "per-rank analyses, rank 0 writes the report, the same as without --mpi" +
                     std::string(COMMLENS_HAS_MPI ? "" : " (not in this build: no MPI was found)"));
   cmd->callback([args, exit_code] { *exit_code = RunAnalyze(*args); });
 }

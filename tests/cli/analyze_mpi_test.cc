@@ -139,6 +139,24 @@ TEST_F(AnalyzeMpi, LateRanksAndBubblesAskTheProcessesThatHoldTheTimelines) {
   EXPECT_NE(Slurp(dir_ / "np2.json").find(R"("cause": "compute")"), std::string::npos);
 }
 
+// The CSV tables come from the analysis too: under mpirun they are those `commlens
+// export -f csv` writes alone.
+TEST_F(AnalyzeMpi, CsvTablesAreTheSingleProcesssExport) {
+  const std::string job = kSamples + "/cross-rank/slow-compute";
+  CliRun alone = Commlens("export -q -f csv -o " + (dir_ / "alone").string() + " " + job);
+  ASSERT_EQ(alone.exit_code, 0) << alone.out;
+  CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np 2 " + COMMLENS_BIN + " analyze --mpi -q " + job +
+                     " --json " + (dir_ / "np2.json").string() + " --csv " + (dir_ / "np2").string());
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.out;
+  size_t tables = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_ / "alone")) {
+    SCOPED_TRACE(e.path().filename().string());
+    EXPECT_EQ(Slurp(dir_ / "np2" / e.path().filename()), Slurp(e.path()));
+    ++tables;
+  }
+  EXPECT_GE(tables, 5u);
+}
+
 // 64 ranks synthesized from the DDP sample (scripts/synth_traces.py, the CTest fixture
 // analyze_mpi_synth64).
 TEST_F(AnalyzeMpi, SixtyFourRanksGiveTheSameJson) {

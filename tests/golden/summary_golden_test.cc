@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -140,6 +141,56 @@ INSTANTIATE_TEST_SUITE_P(
                                          "cross-rank/pipeline-gpipe", "cross-rank/contention", "cross-rank/slow-compute",
                                          "cross-rank/slow-host", "cross-rank/hang", "cross-rank/hang/native"),
                        ::testing::Bool(), ::testing::Values(model::AlignMode::kAuto, model::AlignMode::kCollectives)));
+
+// What travels between the processes is checked as it is read: every truncation is
+// refused with a message, and a damaged byte never reads out of bounds (it decodes or is
+// refused).
+TEST(RankSummaryCodec, TruncatedAndDamagedBuffersAreRefusedNotMisread) {
+  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
+  importers::ImportedFile f = importers::ImportOneFile("examples/traces/cross-rank/slow-compute/rank0.json.gz", {});
+  ASSERT_EQ(f.ranks.size(), 1u) << f.error;
+  model::RankTrace table;
+  analysis::RankSummary s = analysis::SummarizeRank(std::move(f.ranks[0]), {}, &table);
+  std::vector<uint8_t> summary;
+  analysis::EncodeRankSummary(s, &summary);
+  std::vector<analysis::StretchBatchItem> batch(1);
+  batch[0].path = table.path;
+  batch[0].job_group_of = {0, 1};
+  batch[0].questions = {{0, 1'000'000, 0, true}, {5, 7, model::kNoIndex, false}};
+  std::vector<uint8_t> questions;
+  analysis::EncodeStretchBatch(batch, &questions);
+  analysis::KeptRanks kept;
+  kept.Keep(std::move(table));
+  auto answers = kept.Answer(batch);
+  ASSERT_TRUE(answers.ok()) << answers.status().message();
+  std::vector<uint8_t> replies;
+  analysis::EncodeStretchAnswers(*answers, &replies);
+
+  auto check = [](const std::vector<uint8_t>& bytes, auto decode) {
+    ASSERT_TRUE(decode(std::span<const uint8_t>(bytes)).ok());
+    // Every cut in the first 4 KB, then one in 509 bytes.
+    for (size_t n = 0; n < bytes.size(); n += n < 4096 ? 1 : 509) {
+      auto got = decode(std::span<const uint8_t>(bytes).first(n));
+      EXPECT_FALSE(got.ok()) << "cut at " << n;
+      if (!got.ok()) EXPECT_FALSE(got.status().message().empty());
+    }
+    std::vector<uint8_t> damaged = bytes;
+    for (size_t at = 0; at < damaged.size(); at += 1 + at / 64) {
+      const uint8_t was = damaged[at];
+      damaged[at] = static_cast<uint8_t>(was ^ 0xff);
+      (void)decode(std::span<const uint8_t>(damaged));
+      damaged[at] = was;
+    }
+  };
+  check(summary, [](std::span<const uint8_t> b) { return analysis::DecodeRankSummary(b); });
+  check(questions, [](std::span<const uint8_t> b) { return analysis::DecodeStretchBatch(b); });
+  check(replies, [](std::span<const uint8_t> b) { return analysis::DecodeStretchAnswers(b); });
+  // A rank this process never imported is named, not guessed.
+  batch[0].path = "elsewhere.json";
+  auto unknown = kept.Answer(batch);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("elsewhere.json"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace commlens
