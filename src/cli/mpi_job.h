@@ -1,4 +1,4 @@
-// A job's traces loaded by the processes of an MPI job (`mpirun -np N commlens analyze
+// A job's traces loaded and analyzed by the processes of an MPI job (`mpirun -np N commlens analyze
 // --mpi`, or srun: plain MPI_Init), for jobs of thousands of ranks.
 //
 // Every process calls RunOverMpi. Rank 0 expands the inputs (importers::ExpandInputs),
