@@ -5,7 +5,7 @@
 //
 // The cross-rank analyses ask through StretchSource: the trace's own GPU tables
 // (TraceStretches), or, where the tables stayed with the processes that imported the
-// ranks, questions gathered in one pass and answered in the next (rank_summary.h).
+// ranks, questions gathered in one pass and answered in the next (stretch_questions.h).
 #pragma once
 
 #include <algorithm>
@@ -84,7 +84,6 @@ class GpuStretches {
     return s;
   }
 
-
  private:
   const model::RankTrace& rank_;
   std::vector<uint32_t> long_rows_;  // activities longer than kShort, in start order
@@ -94,7 +93,7 @@ class GpuStretches {
 
 // Measures stretches of the ranks of a job (|rank|: index in Trace::ranks). Callers ask in
 // an order that does not depend on the answers, so the questions can be gathered first
-// and the answers replayed (rank_summary.h). Whether a rank has a timeline at all is
+// and the answers replayed (stretch_questions.h). Whether a rank has a timeline at all is
 // RankTrace::GpuActivityCount() > 0.
 class StretchSource {
  public:

@@ -1,6 +1,7 @@
 #include "analysis/rank_summary.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -58,8 +59,15 @@ constexpr uint32_t kBatchMagic = 0x51534c43;     // "CLSQ"
 constexpr uint32_t kAnswersMagic = 0x41534c43;   // "CLSA"
 constexpr uint32_t kVersion = 1;
 
-static_assert(std::is_trivially_copyable_v<TimeBreakdown> && std::is_trivially_copyable_v<StepBreakdown>,
-              "time breakdowns are copied raw");
+// Copied raw: plain numbers, and the time breakdowns (all 8-byte integers, no padding, no
+// bool). Any other struct goes field by field, so a damaged byte cannot become a bool
+// that is neither true nor false.
+template <typename T>
+constexpr bool kRaw = std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, TimeBreakdown> ||
+                      std::is_same_v<T, StepBreakdown>;
+static_assert(std::has_unique_object_representations_v<TimeBreakdown> &&
+                  std::has_unique_object_representations_v<StepBreakdown>,
+              "time breakdowns are copied raw: no padding");
 
 // The fields of each struct, for both directions; structured bindings of the whole
 // struct, so a field added and not listed stops the build.
@@ -114,13 +122,15 @@ struct Encoder {
   ByteWriter& w;
 
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
+    requires kRaw<T>
   void operator()(const T& v) { w.Pod(v); }
+  template <typename T, size_t N>
+  void operator()(const std::array<T, N>& v) { w.Pod(v); }
   void operator()(bool v) { w.Pod(static_cast<uint8_t>(v)); }
   void operator()(const std::string& s) { w.Str(s); }
   template <typename T>
   void operator()(const std::vector<T>& list) {
-    if constexpr (std::is_trivially_copyable_v<T>) {
+    if constexpr (kRaw<T>) {
       w.Column(list);
     } else {
       w.Count(list.size());
@@ -131,6 +141,7 @@ struct Encoder {
   void Item(const Gap& g) { GapFields(g, *this); }
   void Item(const StreamIdle& s) { StreamIdleFields(s, *this); }
   void Item(const StretchBatchItem& b) { BatchItemFields(b, *this); }
+  void Item(const StretchQuestion& q) { QuestionFields(q, *this); }
   void Item(const StretchAnswer& a) { AnswerFields(a, *this); }
   void Item(const std::vector<StretchAnswer>& answers) { (*this)(answers); }
   void Item(const std::pair<std::string, model::TimeNs>& p) { (*this)(p.first), (*this)(p.second); }
@@ -140,13 +151,15 @@ struct Decoder {
   ByteReader& in;
 
   template <typename T>
-    requires std::is_trivially_copyable_v<T>
+    requires kRaw<T> && (!std::is_same_v<T, bool>)
   void operator()(T& v) { v = in.Pod<T>(); }
+  template <typename T, size_t N>
+  void operator()(std::array<T, N>& v) { v = in.Pod<std::array<T, N>>(); }
   void operator()(bool& v) { in.Field(&v); }
   void operator()(std::string& s) { s = in.Str(); }
   template <typename T>
   void operator()(std::vector<T>& list) {
-    if constexpr (std::is_trivially_copyable_v<T>) {
+    if constexpr (kRaw<T>) {
       in.Column(&list);
     } else {
       // Every item takes at least one count or value: a count the bytes left cannot
@@ -159,6 +172,7 @@ struct Decoder {
   void Item(Gap& g) { GapFields(g, *this); }
   void Item(StreamIdle& s) { StreamIdleFields(s, *this); }
   void Item(StretchBatchItem& b) { BatchItemFields(b, *this); }
+  void Item(StretchQuestion& q) { QuestionFields(q, *this); }
   void Item(StretchAnswer& a) { AnswerFields(a, *this); }
   void Item(std::vector<StretchAnswer>& answers) { (*this)(answers); }
   void Item(std::pair<std::string, model::TimeNs>& p) { (*this)(p.first), (*this)(p.second); }

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <iomanip>
 #include <iostream>
 
 #include "analysis/analyze.h"
@@ -41,11 +40,13 @@ int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const An
     // does not hold its JSON text beside the document.
     const nlohmann::json doc = report::AnalyzeToJson(trace, job);
     if (args.json_path == "-") {
-      std::cout << std::setw(1) << doc << "\n";
+      report::WriteJson(std::cout, doc, 1);
+      std::cout << "\n";
       std::cout.flush();
     } else {
       std::ofstream out(args.json_path, std::ios::binary);
-      out << std::setw(1) << doc << "\n";
+      report::WriteJson(out, doc, 1);
+      out << "\n";
       if (!out.good()) {
         fmt::print(stderr, "commlens analyze: cannot write {}\n", args.json_path);
         return kExitFailed;

@@ -7,6 +7,7 @@
 // defaults they equal the goldens.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -147,7 +148,9 @@ INSTANTIATE_TEST_SUITE_P(
 // refused).
 TEST(RankSummaryCodec, TruncatedAndDamagedBuffersAreRefusedNotMisread) {
   std::filesystem::current_path(COMMLENS_SOURCE_DIR);
-  importers::ImportedFile f = importers::ImportOneFile("examples/traces/cross-rank/slow-compute/rank0.json.gz", {});
+  importers::LoadOptions load;
+  load.drop_host_events = true;  // as analyze imports
+  importers::ImportedFile f = importers::ImportOneFile("examples/traces/ddp/rank0.json.gz", load);
   ASSERT_EQ(f.ranks.size(), 1u) << f.error;
   model::RankTrace table;
   analysis::RankSummary s = analysis::SummarizeRank(std::move(f.ranks[0]), {}, &table);
@@ -182,6 +185,16 @@ TEST(RankSummaryCodec, TruncatedAndDamagedBuffersAreRefusedNotMisread) {
       damaged[at] = was;
     }
   };
+  // The fuzzer's seeds (fuzz/summary_fuzzer.cc: the first byte picks the decoder) are
+  // these three buffers: COMMLENS_SUMMARY_SEEDS=fuzz/corpus/summary writes them.
+  if (const char* seeds = std::getenv("COMMLENS_SUMMARY_SEEDS")) {
+    int which = 0;
+    for (const std::vector<uint8_t>* b : {&summary, &questions, &replies}) {
+      std::ofstream out(std::string(seeds) + "/seed-" + std::to_string(which), std::ios::binary);
+      out.put(static_cast<char>(which++));
+      out.write(reinterpret_cast<const char*>(b->data()), static_cast<std::streamsize>(b->size()));
+    }
+  }
   check(summary, [](std::span<const uint8_t> b) { return analysis::DecodeRankSummary(b); });
   check(questions, [](std::span<const uint8_t> b) { return analysis::DecodeStretchBatch(b); });
   check(replies, [](std::span<const uint8_t> b) { return analysis::DecodeStretchAnswers(b); });
