@@ -1,11 +1,18 @@
 // libFuzzer target: arbitrary bytes through the decoders of what `analyze --mpi` sends
 // between its processes (analysis/rank_summary.h): a rank's summary, a batch of GPU
-// stretch questions, their answers. The first byte picks the decoder. A summary that
-// decodes is assembled into a job and analyzed as rank 0 would (the stretch questions
-// answered with zeros), and the JSON report written; whatever decodes must re-encode to
-// bytes that decode again.
+// stretch questions, their answers. The first byte picks the decoder. Whatever decodes
+// must re-encode to bytes that decode again. A summary that decodes and looks like a
+// real run is then assembled into a job and analyzed as rank 0 would (the stretch
+// questions answered with zeros), and the JSON report written: the decoders must never
+// hand the analyses a row, string or enum out of range. "Like a real run": its times
+// (comm ops, steps, host rows, the analysis' window, breakdowns and gaps) span less than
+// 2^50 ns (13 days), its durations and counts are below 2^50, and no op moves 2^50 bytes
+// or more. Beyond that, sums of values that each decode fine overflow int64, which no
+// importer produces (the Kineto importer bounds times to +-2^62 and the analyses
+// saturate their byte totals); the import fuzzers cover the importers' bounds.
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -24,7 +31,74 @@ void Require(bool ok) {
   if (!ok) std::abort();
 }
 
+bool LikeARealRun(const model::RankTrace& r) {
+  constexpr int64_t kLimit = int64_t{1} << 50;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  auto add = [&](int64_t t) {
+    if (t == model::kNoTime) return;
+    lo = std::min(lo, t), hi = std::max(hi, t);
+  };
+  for (const std::vector<model::TimeNs>* c : {&r.comms.start, &r.comms.end, &r.comms.launch, &r.host.start,
+                                              &r.host.end, &r.annotations.start, &r.annotations.end, &r.flows.time})
+    for (model::TimeNs t : *c) add(t);
+  for (const model::ProfilerStep& s : r.steps) add(s.start), add(s.end);
+  for (const model::CounterSeries& c : r.counters)
+    for (model::TimeNs t : c.time) add(t);
+  add(r.alive_until), add(r.gpu_last_end);
+  for (int64_t b : r.comms.bytes)
+    if (b >= kLimit) return false;
+  return lo > hi || (lo > -(int64_t{1} << 62) && hi < (int64_t{1} << 62) && hi - lo < kLimit);
+}
+
+bool LikeARealRun(const analysis::RankAnalysis& a) {
+  constexpr int64_t kLimit = int64_t{1} << 50;
+  bool ok = true;
+  auto small = [&](int64_t v) { ok = ok && v > -kLimit && v < kLimit; };
+  auto breakdown = [&](const analysis::TimeBreakdown& b) {
+    for (int64_t v : {b.span, b.busy, b.idle, b.compute, b.non_compute, b.comm, b.memory, b.overlap, b.exposed_comm})
+      small(v);
+    small(static_cast<int64_t>(b.activities & 0x7fffffffffffffff));
+  };
+  breakdown(a.time.total);
+  for (const analysis::StepBreakdown& st : a.time.steps) breakdown(st.time);
+  for (int64_t v : a.kernels.state_time) small(v);
+  for (int64_t v : a.kernels.class_total) small(v);
+  for (const analysis::KernelStat& k : a.kernels.kernels) {
+    small(k.total), small(k.min), small(k.max);
+    small(static_cast<int64_t>(k.count & 0x7fffffffffffffff));
+  }
+  for (const analysis::StreamIdle& st : a.idle) {
+    small(st.busy), small(st.idle);
+    small(static_cast<int64_t>(st.activities & 0x7fffffffffffffff));
+    for (int64_t v : st.kind_time) small(v);
+    for (int64_t v : st.bin_time) small(v);
+    for (uint64_t v : st.kind_count) small(static_cast<int64_t>(v & 0x7fffffffffffffff));
+    for (uint64_t v : st.bin_count) small(static_cast<int64_t>(v & 0x7fffffffffffffff));
+    for (const analysis::Gap& g : st.longest) small(g.length);
+  }
+  small(static_cast<int64_t>(a.window.dropped & 0x7fffffffffffffff));
+  small(static_cast<int64_t>(a.window.selected & 0x7fffffffffffffff));
+  return ok;
+}
+
+// The summary's own times (its analysis' included) within one span under 2^50.
+bool TimesOfOneRun(const analysis::RankSummary& s) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  auto add = [&](int64_t t) {
+    if (t == model::kNoTime) return;
+    lo = std::min(lo, t), hi = std::max(hi, t);
+  };
+  add(s.analysis.window.cutoff), add(s.analysis.window.first_start), add(s.analysis.window.last_end);
+  add(s.analysis.time.total.first_start);
+  for (const analysis::StepBreakdown& st : s.analysis.time.steps) add(st.time.first_start);
+  for (const analysis::StreamIdle& st : s.analysis.idle)
+    for (const analysis::Gap& g : st.longest) add(g.start);
+  for (model::TimeNs t : s.trace.comms.start) add(t);
+  return lo > hi || (lo > -(int64_t{1} << 62) && hi < (int64_t{1} << 62) && hi - lo < (int64_t{1} << 50));
+}
+
 void AnalyzeAsRankZero(analysis::RankSummary s) {
+  if (!LikeARealRun(s.trace) || !LikeARealRun(s.analysis) || !TimesOfOneRun(s)) return;
   model::Trace trace;
   std::map<analysis::RankKey, analysis::RankAnalysis> analyses;
   analyses[{s.trace.path, s.trace.part}] = std::move(s.analysis);

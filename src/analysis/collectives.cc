@@ -5,6 +5,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "common/saturating.h"
+
 namespace commlens::analysis {
 
 using model::CommOp;
@@ -14,7 +16,8 @@ std::pair<int64_t, int64_t> SizeBucket(int64_t bytes) {
   if (bytes == 0) return {0, 1};
   int64_t lo = 1;
   while (lo <= bytes / 2) lo *= 2;
-  return {lo, lo * 2};
+  // The top bucket, [2^62, 2^63), ends at the largest int64 (its bound cannot be 2^63).
+  return {lo, lo > INT64_MAX / 2 ? INT64_MAX : lo * 2};
 }
 
 model::TimeNs Percentile(const std::vector<model::TimeNs>& sorted, double p) {
@@ -94,8 +97,10 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
       }
       const model::TimeNs d = c.end[i] - c.start[i];
       b.durations.Add(d);
-      b.total += d;
-      if (c.bytes[i] > 0) b.bytes += c.bytes[i];
+      // Sizes up to 2^63 are valid input (elements times element size): saturate rather
+      // than wrap (found by summary_fuzzer).
+      b.total = SaturatingAdd(b.total, d);
+      if (c.bytes[i] > 0) b.bytes = SaturatingAdd(b.bytes, c.bytes[i]);
     }
   }
   for (auto& [key, acc] : buckets) {

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "analysis/cross_rank_parts.h"
+#include "common/saturating.h"
 #include "model/collective.h"
 
 namespace commlens::analysis {
@@ -73,7 +74,7 @@ void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, Cro
       RowAcc& a = rows[{trace.groups[ops[i].job_group].name, c.op[row], SizeBucket(c.bytes[row]).first}];
       const int k = overlaps[i].empty() ? 0 : 1;
       ++a.count[k];
-      a.bytes[k] += std::max<int64_t>(c.bytes[row], 0);
+      a.bytes[k] = SaturatingAdd(a.bytes[k], std::max<int64_t>(c.bytes[row], 0));
       a.time[k] += ops[i].end - ops[i].start;
       a.group_size = GroupSizeOf(rank, c.group[row]);
       for (uint32_t other : overlaps[i]) a.with.insert(trace.groups[other].name);

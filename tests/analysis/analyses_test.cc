@@ -137,6 +137,9 @@ TEST(Collectives, SizeBucketsAndPercentiles) {
   EXPECT_EQ(SizeBucket(1 << 20), (std::pair<int64_t, int64_t>{1 << 20, 2 << 20}));
   EXPECT_EQ(SizeBucket((1 << 20) + 1), (std::pair<int64_t, int64_t>{1 << 20, 2 << 20}));
   EXPECT_EQ(SizeBucket(-1).first, -1);
+  // The top bucket's bound is the largest int64, not an overflow (found by summary_fuzzer).
+  EXPECT_EQ(SizeBucket(INT64_MAX), (std::pair<int64_t, int64_t>{int64_t{1} << 62, INT64_MAX}));
+  EXPECT_EQ(SizeBucket(int64_t{1} << 62), (std::pair<int64_t, int64_t>{int64_t{1} << 62, INT64_MAX}));
   std::vector<model::TimeNs> v = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   EXPECT_EQ(Percentile(v, 50), 5);
   EXPECT_EQ(Percentile(v, 99), 10);
@@ -169,6 +172,29 @@ TEST(Collectives, UntimedOpsAreCountedButNotTimed) {
   EXPECT_EQ(c.buckets[0].bytes, 1 << 20);
   EXPECT_EQ(c.buckets[0].p50, 1000);
   EXPECT_NEAR(c.buckets[0].algbw_gbps, (1 << 20) / 1000.0, 1e-9);
+}
+
+// Sizes up to 2^63 bytes import (elements times element size); two such ops in one
+// bucket saturate its total instead of wrapping it negative (found by summary_fuzzer).
+TEST(Collectives, AbsurdSizesSaturateTheBucketTotal) {
+  model::Trace trace;
+  SyntheticRank s;
+  model::ProcessGroup g;
+  g.name = "0";
+  g.size = 1;
+  const uint32_t gi = s.rank.FindOrAddGroup(g);
+  const int64_t huge = int64_t{1} << 62;
+  for (int k = 0; k < 2; ++k)
+    s.rank.comms.Append(1000 * k, 1000 * k + 500, model::CommOp::kAllReduce, {}, 1, 1, huge, gi, k, -1,
+                        model::kNoIndex);
+  trace.ranks.push_back(std::move(s.rank));
+  passes::FinishJob(&trace);
+  ActivityWindow w;
+  CollectiveAnalysis c = AnalyzeCollectives(trace, std::vector<const ActivityWindow*>{&w});
+  ASSERT_EQ(c.buckets.size(), 1u);
+  EXPECT_EQ(c.buckets[0].bytes, INT64_MAX);
+  EXPECT_EQ(c.buckets[0].size_hi, INT64_MAX);
+  EXPECT_GT(c.buckets[0].algbw_gbps, 0);
 }
 
 TEST(Collectives, BandwidthAndCrossRankWait) {
