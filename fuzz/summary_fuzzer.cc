@@ -15,8 +15,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <span>
+#include <type_traits>
+#include <vector>
 
 #include "analysis/analyze.h"
 #include "analysis/rank_summary.h"
@@ -118,35 +121,30 @@ void AnalyzeAsRankZero(analysis::RankSummary s) {
   report::WriteJson(json, report::AnalyzeToJson(trace, job), -1);  // what analyze writes
 }
 
+// What |decode| reads from |bytes|, if anything; then its encoding must decode again.
+template <typename Decode, typename Encode>
+auto RoundTrip(std::span<const uint8_t> bytes, Decode decode, Encode encode) {
+  auto value = decode(bytes);
+  using Value = std::decay_t<decltype(*value)>;
+  if (!value.ok()) return std::optional<Value>();
+  std::vector<uint8_t> again;
+  encode(*value, &again);
+  Require(decode(again).ok());
+  return std::optional<Value>(std::move(value).value());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::span<const uint8_t> bytes(data + 1, size - 1);
-  std::vector<uint8_t> again;
   switch (data[0] % 3) {
-    case 0: {
-      auto s = analysis::DecodeRankSummary(bytes);
-      if (!s.ok()) return 0;
-      analysis::EncodeRankSummary(*s, &again);
-      Require(analysis::DecodeRankSummary(again).ok());
-      AnalyzeAsRankZero(std::move(s).value());
+    case 0:
+      if (auto s = RoundTrip(bytes, analysis::DecodeRankSummary, analysis::EncodeRankSummary))
+        AnalyzeAsRankZero(std::move(*s));
       break;
-    }
-    case 1: {
-      auto batch = analysis::DecodeStretchBatch(bytes);
-      if (!batch.ok()) return 0;
-      analysis::EncodeStretchBatch(*batch, &again);
-      Require(analysis::DecodeStretchBatch(again).ok());
-      break;
-    }
-    case 2: {
-      auto answers = analysis::DecodeStretchAnswers(bytes);
-      if (!answers.ok()) return 0;
-      analysis::EncodeStretchAnswers(*answers, &again);
-      Require(analysis::DecodeStretchAnswers(again).ok());
-      break;
-    }
+    case 1: (void)RoundTrip(bytes, analysis::DecodeStretchBatch, analysis::EncodeStretchBatch); break;
+    case 2: (void)RoundTrip(bytes, analysis::DecodeStretchAnswers, analysis::EncodeStretchAnswers); break;
   }
   return 0;
 }

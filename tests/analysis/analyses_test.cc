@@ -148,13 +148,18 @@ TEST(Collectives, SizeBucketsAndPercentiles) {
 
 // Ops without GPU timing (a recording that timed 1 op in N, --kernel-sample) are counted
 // but their host times stay out of the durations and the bandwidth.
-TEST(Collectives, UntimedOpsAreCountedButNotTimed) {
-  model::Trace trace;
-  SyntheticRank s;
+// A process group "0" of one rank, added to |s|; its index.
+uint32_t GroupOfOne(SyntheticRank* s) {
   model::ProcessGroup g;
   g.name = "0";
   g.size = 1;
-  const uint32_t gi = s.rank.FindOrAddGroup(g);
+  return s->rank.FindOrAddGroup(g);
+}
+
+TEST(Collectives, UntimedOpsAreCountedButNotTimed) {
+  model::Trace trace;
+  SyntheticRank s;
+  const uint32_t gi = GroupOfOne(&s);
   const uint32_t timed = s.rank.comms.Append(0, 1000, model::CommOp::kAllReduce, {}, 256, 256,
                                              1 << 20, gi, 0, -1, model::kNoIndex);
   const uint32_t untimed = s.rank.comms.Append(2000, 2010, model::CommOp::kAllReduce, {}, 256,
@@ -179,10 +184,7 @@ TEST(Collectives, UntimedOpsAreCountedButNotTimed) {
 TEST(Collectives, AbsurdSizesSaturateTheBucketTotal) {
   model::Trace trace;
   SyntheticRank s;
-  model::ProcessGroup g;
-  g.name = "0";
-  g.size = 1;
-  const uint32_t gi = s.rank.FindOrAddGroup(g);
+  const uint32_t gi = GroupOfOne(&s);
   const int64_t huge = int64_t{1} << 62;
   for (int k = 0; k < 2; ++k)
     s.rank.comms.Append(1000 * k, 1000 * k + 500, model::CommOp::kAllReduce, {}, 1, 1, huge, gi, k, -1,
