@@ -34,74 +34,63 @@ void Require(bool ok) {
   if (!ok) std::abort();
 }
 
-bool LikeARealRun(const model::RankTrace& r) {
+// The summary's times (its model's and its analysis') within one span under 2^50 ns,
+// its durations and counts below 2^50, no op of 2^50 bytes or more.
+bool LikeARealRun(const analysis::RankSummary& s) {
   constexpr int64_t kLimit = int64_t{1} << 50;
   int64_t lo = INT64_MAX, hi = INT64_MIN;
-  auto add = [&](int64_t t) {
+  auto time = [&](int64_t t) {
     if (t == model::kNoTime) return;
     lo = std::min(lo, t), hi = std::max(hi, t);
   };
+  bool small_enough = true;
+  // |v| below 2^50, for a count or an int64 cast to unsigned (-v is then its magnitude).
+  auto small = [&](uint64_t v) {
+    constexpr uint64_t kSmall = uint64_t{1} << 50;
+    small_enough = small_enough && (v < kSmall || -v < kSmall);
+  };
+
+  const model::RankTrace& r = s.trace;
   for (const std::vector<model::TimeNs>* c : {&r.comms.start, &r.comms.end, &r.comms.launch, &r.host.start,
                                               &r.host.end, &r.annotations.start, &r.annotations.end, &r.flows.time})
-    for (model::TimeNs t : *c) add(t);
-  for (const model::ProfilerStep& s : r.steps) add(s.start), add(s.end);
+    for (model::TimeNs t : *c) time(t);
+  for (const model::ProfilerStep& st : r.steps) time(st.start), time(st.end);
   for (const model::CounterSeries& c : r.counters)
-    for (model::TimeNs t : c.time) add(t);
-  add(r.alive_until), add(r.gpu_last_end);
-  for (int64_t b : r.comms.bytes)
-    if (b >= kLimit) return false;
-  return lo > hi || (lo > -(int64_t{1} << 62) && hi < (int64_t{1} << 62) && hi - lo < kLimit);
-}
+    for (model::TimeNs t : c.time) time(t);
+  time(r.alive_until), time(r.gpu_last_end);
+  for (int64_t b : r.comms.bytes) small(static_cast<uint64_t>(std::max<int64_t>(b, 0)));
 
-bool LikeARealRun(const analysis::RankAnalysis& a) {
-  constexpr int64_t kLimit = int64_t{1} << 50;
-  bool ok = true;
-  auto small = [&](int64_t v) { ok = ok && v > -kLimit && v < kLimit; };
+  const analysis::RankAnalysis& a = s.analysis;
+  time(a.window.cutoff), time(a.window.first_start), time(a.window.last_end);
+  small(a.window.dropped), small(a.window.selected);
   auto breakdown = [&](const analysis::TimeBreakdown& b) {
+    if (b.activities > 0) time(b.first_start);
     for (int64_t v : {b.span, b.busy, b.idle, b.compute, b.non_compute, b.comm, b.memory, b.overlap, b.exposed_comm})
-      small(v);
-    small(static_cast<int64_t>(b.activities & 0x7fffffffffffffff));
+      small(static_cast<uint64_t>(v));
+    small(b.activities);
   };
   breakdown(a.time.total);
   for (const analysis::StepBreakdown& st : a.time.steps) breakdown(st.time);
-  for (int64_t v : a.kernels.state_time) small(v);
-  for (int64_t v : a.kernels.class_total) small(v);
+  for (int64_t v : a.kernels.state_time) small(static_cast<uint64_t>(v));
+  for (int64_t v : a.kernels.class_total) small(static_cast<uint64_t>(v));
   for (const analysis::KernelStat& k : a.kernels.kernels) {
-    small(k.total), small(k.min), small(k.max);
-    small(static_cast<int64_t>(k.count & 0x7fffffffffffffff));
+    small(static_cast<uint64_t>(k.total)), small(static_cast<uint64_t>(k.min)), small(static_cast<uint64_t>(k.max));
+    small(k.count);
   }
   for (const analysis::StreamIdle& st : a.idle) {
-    small(st.busy), small(st.idle);
-    small(static_cast<int64_t>(st.activities & 0x7fffffffffffffff));
-    for (int64_t v : st.kind_time) small(v);
-    for (int64_t v : st.bin_time) small(v);
-    for (uint64_t v : st.kind_count) small(static_cast<int64_t>(v & 0x7fffffffffffffff));
-    for (uint64_t v : st.bin_count) small(static_cast<int64_t>(v & 0x7fffffffffffffff));
-    for (const analysis::Gap& g : st.longest) small(g.length);
+    small(static_cast<uint64_t>(st.busy)), small(static_cast<uint64_t>(st.idle)), small(st.activities);
+    for (int64_t v : st.kind_time) small(static_cast<uint64_t>(v));
+    for (int64_t v : st.bin_time) small(static_cast<uint64_t>(v));
+    for (uint64_t v : st.kind_count) small(v);
+    for (uint64_t v : st.bin_count) small(v);
+    for (const analysis::Gap& g : st.longest) time(g.start), small(static_cast<uint64_t>(g.length));
   }
-  small(static_cast<int64_t>(a.window.dropped & 0x7fffffffffffffff));
-  small(static_cast<int64_t>(a.window.selected & 0x7fffffffffffffff));
-  return ok;
-}
-
-// The summary's own times (its analysis' included) within one span under 2^50.
-bool TimesOfOneRun(const analysis::RankSummary& s) {
-  int64_t lo = INT64_MAX, hi = INT64_MIN;
-  auto add = [&](int64_t t) {
-    if (t == model::kNoTime) return;
-    lo = std::min(lo, t), hi = std::max(hi, t);
-  };
-  add(s.analysis.window.cutoff), add(s.analysis.window.first_start), add(s.analysis.window.last_end);
-  add(s.analysis.time.total.first_start);
-  for (const analysis::StepBreakdown& st : s.analysis.time.steps) add(st.time.first_start);
-  for (const analysis::StreamIdle& st : s.analysis.idle)
-    for (const analysis::Gap& g : st.longest) add(g.start);
-  for (model::TimeNs t : s.trace.comms.start) add(t);
-  return lo > hi || (lo > -(int64_t{1} << 62) && hi < (int64_t{1} << 62) && hi - lo < (int64_t{1} << 50));
+  return small_enough &&
+         (lo > hi || (lo > -(int64_t{1} << 62) && hi < (int64_t{1} << 62) && hi - lo < kLimit));
 }
 
 void AnalyzeAsRankZero(analysis::RankSummary s) {
-  if (!LikeARealRun(s.trace) || !LikeARealRun(s.analysis) || !TimesOfOneRun(s)) return;
+  if (!LikeARealRun(s)) return;
   model::Trace trace;
   std::map<analysis::RankKey, analysis::RankAnalysis> analyses;
   analyses[{s.trace.path, s.trace.part}] = std::move(s.analysis);

@@ -502,6 +502,17 @@ std::vector<uint8_t> AnswerStretchBatch(std::span<const uint8_t> bytes, analysis
   return out;
 }
 
+// What a rank was doing, asked by rank 0 ({file index, part, decoded bytes, time on the
+// file's clock}), in words; empty when the question is damaged or the file changed.
+std::vector<uint8_t> AnswerDoingAt(std::span<const uint8_t> bytes, const Plan& plan, HostEventsAgain* again) {
+  Cursor in{bytes};
+  uint64_t file = 0, part = 0, decoded = 0, time = 0;
+  std::string answer;
+  if (in.U64(&file) && in.U64(&part) && in.U64(&decoded) && in.U64(&time) && file < plan.files.size())
+    answer = again->DoingAt(plan.files[file], static_cast<uint32_t>(part), decoded, static_cast<model::TimeNs>(time));
+  return std::vector<uint8_t>(answer.begin(), answer.end());
+}
+
 // A worker once its share is sent: answers rank 0's questions until rank 0 shares the
 // exit code (after its report, so no question comes later).
 int ServeUntilExitCode(const Plan& plan, analysis::KeptRanks* kept, const MpiSession& mpi) {
@@ -516,34 +527,29 @@ int ServeUntilExitCode(const Plan& plan, analysis::KeptRanks* kept, const MpiSes
     if (std::optional<std::vector<uint8_t>> batch = TryReceive(0, kStretches, mpi.comm())) {
       polls = 0;
       SendTo(0, kStretchAnswers, AnswerStretchBatch(*batch, kept), mpi.comm());
-      continue;
-    }
-    std::optional<std::vector<uint8_t>> query = TryReceive(0, kQuery, mpi.comm());
-    if (!query) {
+    } else if (std::optional<std::vector<uint8_t>> query = TryReceive(0, kQuery, mpi.comm())) {
+      polls = 0;
+      SendTo(0, kAnswer, AnswerDoingAt(*query, plan, &again), mpi.comm());
+    } else {
       Nap(polls);
-      continue;
     }
-    polls = 0;
-    Cursor in{*query};
-    uint64_t file = 0, part = 0, bytes = 0, time = 0;
-    std::string answer;
-    if (in.U64(&file) && in.U64(&part) && in.U64(&bytes) && in.U64(&time) && file < plan.files.size())
-      answer = again.DoingAt(plan.files[file], static_cast<uint32_t>(part), bytes, static_cast<model::TimeNs>(time));
-    SendTo(0, kAnswer, std::vector<uint8_t>(answer.begin(), answer.end()), mpi.comm());
   }
 }
+
+// Rank 0: which file (index in the plan) each received rank came from, so which process
+// holds it.
+using FileOfRank = std::map<analysis::RankKey, uint64_t>;
 
 // Rank 0's analysis::DoingAtLookup: a rank of its own share is read again here, another
 // process's is asked of that process, one question at a time (rank 0 runs the analyses
 // on its main thread, the one that calls MPI).
-analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const model::Trace& trace, const MpiSession& mpi) {
-  auto file_of = std::make_shared<std::map<std::string, uint64_t>>();
-  for (size_t i = 0; i < plan.files.size(); ++i) file_of->emplace(plan.files[i], i);
+analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const FileOfRank& file_of, const model::Trace& trace,
+                                       const MpiSession& mpi) {
   auto again = std::make_shared<HostEventsAgain>();
-  return [&plan, &trace, &mpi, file_of, again](size_t r, model::TimeNs t) -> std::string {
+  return [&plan, &file_of, &trace, &mpi, again](size_t r, model::TimeNs t) -> std::string {
     const model::RankTrace& rank = trace.ranks[r];
-    const auto file = file_of->find(rank.path);
-    if (file == file_of->end()) return {};
+    const auto file = file_of.find({rank.path, rank.part});
+    if (file == file_of.end()) return {};
     const int owner = static_cast<int>(plan.owner[file->second]);
     if (owner == 0) return again->DoingAt(trace, r, t);
     std::vector<uint8_t> query;
@@ -561,11 +567,11 @@ analysis::DoingAtLookup DoingAtOverMpi(const Plan& plan, const model::Trace& tra
 // (all sent before any answer is awaited, so the processes answer at once); rank 0's own
 // from |kept|. A batch or answer that does not decode stops the job: both ends run this
 // build, so it is a fault, not bad input.
-analysis::AnswerStretches StretchesOverMpi(const std::map<analysis::RankKey, int>& holder, const model::Trace& trace,
+analysis::AnswerStretches StretchesOverMpi(const Plan& plan, const FileOfRank& file_of, const model::Trace& trace,
                                            analysis::KeptRanks* kept, const MpiSession& mpi) {
-  return [&holder, &trace, kept, &mpi](const analysis::PerRank<analysis::StretchQuestion>& questions) {
+  return [&plan, &file_of, &trace, kept, &mpi](const analysis::PerRank<analysis::StretchQuestion>& questions) {
     analysis::StretchRound round = analysis::SplitByOwner(trace, questions, [&](size_t r) {
-      return holder.at({trace.ranks[r].path, trace.ranks[r].part});
+      return static_cast<int>(plan.owner[file_of.at({trace.ranks[r].path, trace.ranks[r].part})]);
     });
     auto fail = [&](const std::string& why) {
       fmt::print(stderr, "commlens: internal: {}\n", why);
@@ -594,22 +600,21 @@ analysis::AnswerStretches StretchesOverMpi(const std::map<analysis::RankKey, int
   };
 }
 
-// Rank 0: the files' models for AssembleJob, and each rank's analysis and holder (the
-// process that imported it) by RankKey.
+// Rank 0: the files' models for AssembleJob, and each rank's analysis and file by RankKey.
 struct Received {
   std::vector<ImportedFile> files;
   std::map<analysis::RankKey, analysis::RankAnalysis> analyses;
-  std::map<analysis::RankKey, int> holder;
+  FileOfRank file_of;
 };
 
-Received Unpack(std::vector<SummarizedFile> summarized, const Plan& plan) {
+Received Unpack(std::vector<SummarizedFile> summarized) {
   Received out;
   out.files.resize(summarized.size());
   for (size_t i = 0; i < summarized.size(); ++i) {
     out.files[i].error = std::move(summarized[i].error);
     for (analysis::RankSummary& r : summarized[i].ranks) {
       analysis::RankKey key{r.trace.path, r.trace.part};
-      out.holder[key] = static_cast<int>(plan.owner[i]);
+      out.file_of[key] = i;
       out.analyses[std::move(key)] = std::move(r.analysis);
       out.files[i].ranks.push_back(std::move(r.trace));
     }
@@ -642,8 +647,7 @@ int RunOverMpi(const JobInputs& inputs, const analysis::AnalyzeOptions& analyze,
         [&] {
           ProgressLine line(&progress, quiet);
           return GatherShares(plan, options, analyze, &kept, mpi);
-        }(),
-        plan);
+        }());
     Result<model::Trace> trace = importers::AssembleJob(plan.files, std::move(received.files), options);
     Result<std::vector<analysis::RankAnalysis>> ranks =
         trace.ok() ? analysis::PlaceRankAnalyses(*trace, &received.analyses) : Result<std::vector<analysis::RankAnalysis>>(trace.status());
@@ -652,8 +656,8 @@ int RunOverMpi(const JobInputs& inputs, const analysis::AnalyzeOptions& analyze,
       code = kExitFailed;
     } else {
       analysis::AnalyzeOptions job_options = analyze;
-      job_options.doing_at = DoingAtOverMpi(plan, *trace, mpi);
-      const analysis::AnswerStretches answer = StretchesOverMpi(received.holder, *trace, &kept, mpi);
+      job_options.doing_at = DoingAtOverMpi(plan, received.file_of, *trace, mpi);
+      const analysis::AnswerStretches answer = StretchesOverMpi(plan, received.file_of, *trace, &kept, mpi);
       const analysis::JobAnalysis job = analysis::AnalyzeJob(*trace, std::move(ranks).value(), job_options, &answer);
       code = report(*trace, job);
     }
