@@ -85,16 +85,19 @@ struct CrossRankInputs {
   commlens::analysis::JobAnalysis job;
   std::vector<std::vector<uint8_t>> in_window;
   std::vector<const commlens::analysis::RankTimeBreakdown*> times;
+  commlens::analysis::Arrivals arrivals;
 
   explicit CrossRankInputs(const commlens::model::Trace& t) : job(commlens::analysis::Analyze(t, {})) {
     for (size_t r = 0; r < t.ranks.size(); ++r) {
       in_window.push_back(commlens::analysis::OpsInWindow(t.ranks[r], job.ranks[r].window));
       times.push_back(&job.ranks[r].time);
     }
+    arrivals = commlens::analysis::ComputeArrivals(t, in_window);
   }
   size_t Run(const commlens::model::Trace& t) const {
     commlens::analysis::TraceStretches gpu(t);
-    return commlens::analysis::AnalyzeCrossRank(t, in_window, times, job.collectives, gpu).summary.size();
+    return commlens::analysis::AnalyzeCrossRank(t, in_window, arrivals, times, job.cross_rank.noise, job.collectives, gpu)
+        .summary.size();
   }
 };
 

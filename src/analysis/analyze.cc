@@ -38,21 +38,25 @@ JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> rank
     in_window.push_back(a.ops_in_window);
   }
   job.steps = MeanStepBreakdowns(times);
+  const StepNoise noise = MeasureStepNoise(job.steps, times);
   job.kernels = MergeKernelBreakdowns(kernels, options.top_kernels);
-  job.collectives = AnalyzeCollectives(trace, in_window);
+  const Arrivals arrivals = ComputeArrivals(trace, in_window);
+  job.bench = options.bench;
+  job.collectives = AnalyzeCollectives(trace, in_window, arrivals, options.bench);
   if (answer == nullptr) {
     TraceStretches gpu(trace);
-    job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives, gpu, options.doing_at);
+    job.cross_rank = AnalyzeCrossRank(trace, in_window, arrivals, times, noise, job.collectives, gpu, options.doing_at);
   } else {
     // Twice: the first run only gathers the questions (and asks nothing of the hangs).
     AskingStretches asking(trace.ranks.size());
-    AnalyzeCrossRank(trace, in_window, times, job.collectives, asking);
+    AnalyzeCrossRank(trace, in_window, arrivals, times, noise, job.collectives, asking);
     PerRank<StretchQuestion> questions = asking.questions();
     PerRank<StretchAnswer> answers = (*answer)(questions);
     AnsweredStretches answered(std::move(questions), std::move(answers));
-    job.cross_rank = AnalyzeCrossRank(trace, in_window, times, job.collectives, answered, options.doing_at);
+    job.cross_rank = AnalyzeCrossRank(trace, in_window, arrivals, times, noise, job.collectives, answered, options.doing_at);
   }
   job.counters = AnalyzeCounters(trace, windows, in_window);
+  job.findings = FindFindings(trace, job);
   return job;
 }
 

@@ -7,6 +7,7 @@
 
 #include "analysis/collectives.h"
 #include "analysis/cross_rank.h"
+#include "analysis/findings.h"
 #include "analysis/idle_gaps.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/nic_analysis.h"
@@ -22,6 +23,9 @@ struct AnalyzeOptions {
   IdleOptions idle;
   size_t top_kernels = 10;
   int threads = 0;  // 0: one per hardware thread
+  // The fabric's yardstick (commlens bench --json): each collective bucket's transfer
+  // bandwidth is held against it.
+  std::vector<BenchCurve> bench;
   // What a rank whose host events were dropped was doing when a hang left it behind
   // (cross_rank.h); analyze sets it, exports keep every host event and need none.
   DoingAtLookup doing_at;
@@ -45,6 +49,8 @@ struct JobAnalysis {
   CollectiveAnalysis collectives;
   CrossRankAnalysis cross_rank;         // stragglers and why, hangs, contention, pipeline
   CounterAnalysis counters;             // NIC ports, GPU metrics, wire against claimed bytes
+  std::vector<BenchCurve> bench;        // the benchmark the bandwidths were held against
+  std::vector<Finding> findings;        // the verdict: every report opens with it
 };
 
 JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options);

@@ -64,10 +64,11 @@ std::string GroupName(const model::Trace& t, uint32_t group) {
 struct BucketAcc {
   CollectiveBucket b;
   std::vector<uint8_t> ranks;  // by rank index: ran at least one
+  std::vector<model::TimeNs> waited_for;  // by rank index: the others' waiting for its late arrivals
 };
 
 void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
-                CollectiveAnalysis* out) {
+                const Arrivals& arrivals, const std::vector<BenchCurve>& bench, CollectiveAnalysis* out) {
   std::unordered_map<uint64_t, BucketAcc> buckets;
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) {
     const model::RankTrace& r = trace.ranks[ri];
@@ -88,6 +89,7 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
         b.size_lo = lo;
         b.size_hi = hi;
         acc.ranks.assign(trace.ranks.size(), 0);
+        acc.waited_for.assign(trace.ranks.size(), 0);
       }
       acc.ranks[ri] = 1;
       ++b.count;
@@ -101,6 +103,14 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
       // than wrap (found by summary_fuzzer).
       b.total = SaturatingAdd(b.total, d);
       if (c.bytes[i] > 0) b.bytes = SaturatingAdd(b.bytes, c.bytes[i]);
+      if (const model::TimeNs t = arrivals.Transfer(trace, ri, i); t >= 0 && c.bytes[i] >= 0) {
+        ++b.transfer_count;
+        b.transfer_kernel = SaturatingAdd(b.transfer_kernel, d);
+        b.transfer = SaturatingAdd(b.transfer, std::min(t, d));
+        b.transfer_bytes = SaturatingAdd(b.transfer_bytes, c.bytes[i]);
+        const uint32_t last = arrivals.last_rank[ri][i];
+        if (last != ri) acc.waited_for[last] = SaturatingAdd(acc.waited_for[last], d - std::min(t, d));
+      }
     }
   }
   for (auto& [key, acc] : buckets) {
@@ -109,10 +119,23 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
     b.p50 = b.durations.Quantile(50);
     b.p99 = b.durations.Quantile(99);
     b.max = b.durations.max();
+    const double factor = model::BusBwFactor(b.op, b.group_size);
     if (b.total > 0 && b.bytes > 0) {
-      b.algbw_gbps = static_cast<double>(b.bytes) / static_cast<double>(b.total);  // B/ns = GB/s
-      b.busbw_gbps = b.algbw_gbps * model::BusBwFactor(b.op, b.group_size);
+      b.kernel_algbw_gbps = static_cast<double>(b.bytes) / static_cast<double>(b.total);  // B/ns = GB/s
+      b.kernel_busbw_gbps = b.kernel_algbw_gbps * factor;
     }
+    if (b.transfer > 0 && b.transfer_bytes > 0) {
+      b.transfer_algbw_gbps = static_cast<double>(b.transfer_bytes) / static_cast<double>(b.transfer);
+      b.transfer_busbw_gbps = b.transfer_algbw_gbps * factor;
+    }
+    const auto most = std::max_element(acc.waited_for.begin(), acc.waited_for.end());
+    if (most != acc.waited_for.end() && *most > 0) {
+      b.waited_for_rank = trace.ranks[static_cast<size_t>(most - acc.waited_for.begin())].rank;
+      b.waited_for_time = *most;
+    }
+    const uint64_t timed = b.count - b.untimed;
+    if (const BenchCurve* curve = CurveFor(bench, b.op, b.group_size); curve && timed > 0 && b.bytes > 0)
+      b.bench_busbw_gbps = BusBwAt(*curve, static_cast<double>(b.bytes) / static_cast<double>(timed));
     out->buckets.push_back(std::move(b));
   }
   std::sort(out->buckets.begin(), out->buckets.end(), [](const CollectiveBucket& a, const CollectiveBucket& b) {
@@ -134,8 +157,9 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
     members.clear();
     for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j)
       if (in_window[m.rank_index[j]][m.row[j]]) members.push_back(j);
-    if (members.empty()) continue;
     const uint32_t g = m.group[k];
+    // A group of one member has nothing to match: its ops are neither matched nor not.
+    if (members.empty() || trace.groups[g].size == 1) continue;
     seen[g] = 1;
     if (members.size() < 2) {
       ++groups[g].unmatched;
@@ -207,12 +231,13 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
                                       const std::vector<const ActivityWindow*>& windows) {
   std::vector<std::vector<uint8_t>> in_window(trace.ranks.size());
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) in_window[ri] = OpsInWindow(trace.ranks[ri], *windows[ri]);
-  return AnalyzeCollectives(trace, in_window);
+  return AnalyzeCollectives(trace, in_window, ComputeArrivals(trace, in_window));
 }
 
-CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window) {
+CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
+                                      const Arrivals& arrivals, const std::vector<BenchCurve>& bench) {
   CollectiveAnalysis out;
-  AddBuckets(trace, in_window, &out);
+  AddBuckets(trace, in_window, arrivals, bench, &out);
   AddCrossRank(trace, in_window, &out);
   return out;
 }

@@ -4,7 +4,10 @@
 //
 // Bandwidth follows nccl-tests: bytes = max(send, recv) bytes of one rank,
 // algbw = bytes / time, busbw = algbw * factor(op, group size) (model/collective.h).
-// A bucket's algbw is its total bytes over its total time (time-weighted mean).
+// A bucket's algbw is its total bytes over its total time (time-weighted mean). Two
+// times, named apart so they cannot be confused: the kernel time (what the GPU spent,
+// waiting for the last member included) and the transfer time (after the last member
+// arrived, arrivals.h): only the second says what the fabric delivered.
 //
 // Durations are summarized in a mergeable log histogram (log_histogram.h): p50/p99 are
 // within 0.4% of the exact nearest-rank values, and summaries of parts of the job merge
@@ -21,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/arrivals.h"
+#include "analysis/bench_curve.h"
 #include "analysis/log_histogram.h"
 #include "analysis/window.h"
 #include "model/trace.h"
@@ -45,9 +50,31 @@ struct CollectiveBucket {
   model::TimeNs p99 = 0;
   model::TimeNs max = 0;
   int64_t bytes = 0;     // sum over operations
-  double algbw_gbps = 0;
-  double busbw_gbps = 0;
+  double kernel_algbw_gbps = 0;  // from the kernel time: waiting for the last member included
+  double kernel_busbw_gbps = 0;
   LogHistogram durations;  // the distribution p50/p99/max come from
+
+  // The operations whose last member's arrival is known (arrivals.h): their kernel time,
+  // of it the transfer (after the last member started), their bytes, and the bandwidth
+  // from the transfer time.
+  uint64_t transfer_count = 0;
+  model::TimeNs transfer_kernel = 0;
+  model::TimeNs transfer = 0;
+  int64_t transfer_bytes = 0;
+  double transfer_algbw_gbps = 0;
+  double transfer_busbw_gbps = 0;
+  // The rank whose late arrival the others waited for longest in this bucket; -1 if none.
+  int waited_for_rank = -1;
+  model::TimeNs waited_for_time = 0;
+  // The benchmark's busbw at this bucket's mean size and group size (bench_curve.h);
+  // -1 without a benchmark for it.
+  double bench_busbw_gbps = -1;
+
+  // Share of the measured ops' kernel time spent waiting for the last member; -1 unknown.
+  double wait_share() const {
+    return transfer_kernel > 0 ? static_cast<double>(transfer_kernel - transfer) / static_cast<double>(transfer_kernel)
+                               : -1;
+  }
 };
 
 struct GroupSkew {
@@ -83,8 +110,10 @@ struct CollectiveAnalysis {
   uint64_t operations = 0;
 };
 
-// |in_window[r]|: OpsInWindow of rank r.
-CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window);
+// |in_window[r]|: OpsInWindow of rank r; |arrivals|: ComputeArrivals over the same
+// window; |bench|: the benchmark's curves, if any.
+CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
+                                      const Arrivals& arrivals, const std::vector<BenchCurve>& bench = {});
 // The same, from each rank's window.
 CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
                                       const std::vector<const ActivityWindow*>& windows);

@@ -30,9 +30,20 @@ struct Straggler {
   int rank = 0;
   uint64_t last_arrivals = 0;   // collectives it joined last
   uint64_t matched = 0;         // collectives it was in
+  // Last arrivals expected by chance: the sum over its collectives of 1 / their members
+  // (a quarter of the collectives of four ranks, half of those of two).
+  double chance_arrivals = 0;
+  // Last more often than chance allows (1.5 x chance_arrivals, and 3 times at least).
+  bool consistent = false;
   model::TimeNs mean_lateness = 0;  // mean of (its start - the next latest start) when last
-  model::TimeNs cost_to_others = 0;  // the others' waiting for it, summed
-  double cost_per_step = -1;    // cost_to_others per profiler step, ns; -1 without steps
+  // Wall time: how much later its late collectives began because of it (its lateness,
+  // summed), and that per profiler step (-1 without steps).
+  model::TimeNs delay = 0;
+  double delay_per_step = -1;
+  // Rank-time: the others' waiting for it, summed over the waiting ranks, and that per
+  // step (-1 without steps).
+  model::TimeNs cost_to_others = 0;
+  double cost_per_step = -1;
   // The one collective it cost the others most at (a one-off, such as a first collective
   // behind a slow start, shows here).
   model::TimeNs worst_cost = 0;
@@ -41,7 +52,23 @@ struct Straggler {
   LateCause cause = LateCause::kNone;
   // Excess over the others' median in the stretches before its late collectives.
   model::TimeNs excess_compute = 0, excess_idle = 0, excess_other_comm = 0;
+  // Each part's share of the positive excess (compute, host_idle, other_collective);
+  // |mixed| when the largest holds under 70% of it: no one cause explains the lateness.
+  double cause_share[3] = {0, 0, 0};
+  bool mixed = false;
   std::vector<std::string> kernels;  // kernels that ran longer than on the others (cause compute)
+};
+
+// The steps a finding is measured against: how many, their median length, and how much
+// they vary from one to the next (1.4826 x the median absolute deviation, an estimate of
+// the standard deviation that one odd step does not move; with fewer than 4 steps, none),
+// and never under 1% of the median step. A cost below |noise| is not told apart from the
+// job's own variation. Without steps, |median| is the mean rank's window and |noise| 1%
+// of it.
+struct StepNoise {
+  size_t steps = 0;
+  model::TimeNs median = 0;
+  model::TimeNs noise = 0;
 };
 
 // A rank that stopped short of a collective the others reached, or ran another op there.
@@ -59,14 +86,23 @@ struct Hang {
   std::string detail;             // one plain sentence
 };
 
-// One (group, op, size bucket): bandwidth alone against while another group's collective
-// ran on the same rank.
+// Per-op bus bandwidths from the transfer time (arrivals.h), summarized: how many, and
+// their quartiles. Fewer than kMinSamples say nothing: no number is shown.
+struct BandwidthSpread {
+  static constexpr uint64_t kMinSamples = 5;
+  uint64_t count = 0;
+  double p25 = 0, median = 0, p75 = 0;  // GB/s
+  bool enough() const { return count >= kMinSamples; }
+};
+
+// One (group, op, size bucket): bandwidth while moving data alone against while another
+// group's collective moved data on the same rank (their transfer intervals overlap).
 struct ContentionRow {
   std::string group;
   model::CommOp op = model::CommOp::kUnknown;
   int64_t size_lo = -1;
-  uint64_t alone_count = 0, overlapped_count = 0;
-  double alone_busbw = 0, overlapped_busbw = 0;  // GB/s, time-weighted (sum bytes / sum time)
+  BandwidthSpread alone, overlapped;
+  uint64_t unknown = 0;  // ops whose transfer time is unknown: left out of both
   std::vector<std::string> with_groups;
 };
 
@@ -108,7 +144,7 @@ struct ProtocolRow {
   std::string algorithm, protocol;
   int channels = -1;
   uint64_t count = 0;
-  double busbw = 0;
+  double busbw = 0;  // the bucket's busbw over the transfer time (0: unknown)
 };
 
 // One profiler step across the ranks: its collectives (complete ones, in the windows),
@@ -126,8 +162,9 @@ struct CrossRankStep {
 
 struct CrossRankAnalysis {
   std::string summary;  // one plain sentence: who is late, how often, what it costs
+  StepNoise noise;      // what the summary held the costs against
   std::vector<CrossRankStep> steps;   // per profiler step, where the traces have steps
-  std::vector<Straggler> stragglers;  // ranks that arrived last at least once, most costly first
+  std::vector<Straggler> stragglers;  // ranks that arrived last at least once, longest delay first
   std::vector<Hang> hangs;
   model::TimeNs contended_time = 0;   // time with two groups' collectives at once, summed over ranks
   std::vector<ContentionRow> contention;
@@ -148,11 +185,16 @@ using DoingAtLookup = std::function<std::string(size_t rank_index, model::TimeNs
 
 class StretchSource;
 
-// |in_window[r][op]|: the op of rank r is in its window (collectives.h OpsInWindow).
-// |gpu|: where the ranks' GPU stretches are measured (gpu_stretch.h).
+// |in_window[r][op]|: the op of rank r is in its window (collectives.h OpsInWindow), and
+// |arrivals| computed over it. |gpu|: where the ranks' GPU stretches are measured
+// (gpu_stretch.h).
 CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
-                                   const std::vector<const RankTimeBreakdown*>& times,
-                                   const CollectiveAnalysis& collectives, StretchSource& gpu,
+                                   const Arrivals& arrivals, const std::vector<const RankTimeBreakdown*>& times,
+                                   const StepNoise& noise, const CollectiveAnalysis& collectives, StretchSource& gpu,
                                    const DoingAtLookup& doing_at = {});
+
+// The noise of the job's steps (|steps|: the per-step means over ranks of the steps the
+// summary covers), or, without steps, of the ranks' windows.
+StepNoise MeasureStepNoise(const std::vector<JobStepBreakdown>& steps, const std::vector<const RankTimeBreakdown*>& times);
 
 }  // namespace commlens::analysis

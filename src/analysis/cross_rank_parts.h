@@ -29,7 +29,8 @@ inline model::TimeNs Launched(const model::RankTrace& r, uint32_t op) {
 std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
                                       StretchSource& gpu, std::vector<CrossRankStep>* per_step);
 std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window, const DoingAtLookup& doing_at);
-void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, CrossRankAnalysis* out);
+void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, const Arrivals& arrivals,
+                       CrossRankAnalysis* out);
 Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, StretchSource& gpu);
 std::vector<ProtocolRow> ProtocolsUsed(const model::Trace& trace, const InWindow& in_window,
                                        const CollectiveAnalysis& collectives);

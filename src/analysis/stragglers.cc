@@ -13,6 +13,12 @@ using model::TimeNs;
 
 // A late arrival smaller than this is clock noise, not a cause to explain.
 constexpr TimeNs kExplainedLateness = 10'000;
+// Consistently late: last at 1.5 times as many collectives as chance gives it (1/n of a
+// group of n), and at least this many times.
+constexpr double kConsistentOverChance = 1.5;
+constexpr uint64_t kMinConsistent = 3;
+// One cause explains the lateness when it holds this share of the positive excess.
+constexpr double kSingleCause = 0.7;
 
 TimeNs Median(std::vector<TimeNs> v) {
   if (v.empty()) return 0;
@@ -83,6 +89,8 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
   const model::MatchedOps& m = trace.matched;
   std::vector<Acc> acc(trace.ranks.size());
   for (size_t r = 0; r < trace.ranks.size(); ++r) acc[r].s.rank = trace.ranks[r].rank;
+  std::vector<uint64_t> matched(trace.ranks.size(), 0);
+  std::vector<double> chance(trace.ranks.size(), 0);
 
   std::vector<uint32_t> members;
   // The member row of each rank in the previous collective of the same group.
@@ -95,6 +103,10 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
         members.size() != m.members(k) || !model::AllGpuTimed(trace, k)) {
       for (uint32_t j : members) previous[m.rank_index[j]] = j;
       continue;
+    }
+    for (uint32_t j : members) {
+      ++matched[m.rank_index[j]];
+      chance[m.rank_index[j]] += 1.0 / static_cast<double>(members.size());
     }
     // The last to arrive, and the next latest start.
     uint32_t last = members[0];
@@ -145,8 +157,21 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
   for (size_t r = 0; r < acc.size(); ++r) {
     Acc& a = acc[r];
     if (a.s.last_arrivals == 0) continue;
+    a.s.matched = matched[r];
+    a.s.chance_arrivals = chance[r];
+    a.s.consistent = a.s.last_arrivals >= kMinConsistent &&
+                     static_cast<double>(a.s.last_arrivals) >= kConsistentOverChance * chance[r];
     a.s.mean_lateness = a.lateness_sum / static_cast<TimeNs>(a.s.last_arrivals);
-    if (steps > 0) a.s.cost_per_step = static_cast<double>(a.s.cost_to_others) / static_cast<double>(steps);
+    a.s.delay = a.lateness_sum;
+    if (steps > 0) {
+      a.s.cost_per_step = static_cast<double>(a.s.cost_to_others) / static_cast<double>(steps);
+      a.s.delay_per_step = static_cast<double>(a.s.delay) / static_cast<double>(steps);
+    }
+    const TimeNs parts[3] = {a.s.excess_compute, a.s.excess_idle, a.s.excess_other_comm};
+    double positive = 0;
+    for (TimeNs p : parts) positive += static_cast<double>(std::max<TimeNs>(p, 0));
+    for (int k = 0; k < 3; ++k)
+      a.s.cause_share[k] = positive > 0 ? static_cast<double>(std::max<TimeNs>(parts[k], 0)) / positive : 0;
     const TimeNs best = std::max({a.s.excess_compute, a.s.excess_idle, a.s.excess_other_comm});
     if (trace.ranks[r].GpuActivityCount() == 0) a.s.cause = LateCause::kUnknown;  // no kernel timeline to look at
     else if (a.explained_lateness == 0) a.s.cause = LateCause::kNone;  // only by noise
@@ -154,7 +179,10 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     else if (best == a.s.excess_compute) a.s.cause = LateCause::kCompute;
     else if (best == a.s.excess_idle) a.s.cause = LateCause::kHostIdle;
     else a.s.cause = LateCause::kOtherCollective;
-    if (a.s.cause == LateCause::kCompute) {
+    a.s.mixed = (a.s.cause == LateCause::kCompute || a.s.cause == LateCause::kHostIdle ||
+                 a.s.cause == LateCause::kOtherCollective) &&
+                *std::max_element(a.s.cause_share, a.s.cause_share + 3) < kSingleCause;
+    if (a.s.cause == LateCause::kCompute || (a.s.mixed && a.s.cause_share[0] > 0)) {
       std::vector<std::pair<double, std::string_view>> ranked;
       for (const auto& [name, excess] : a.kernel_excess)
         if (excess > 0) ranked.push_back({excess, name});
@@ -177,6 +205,7 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     }
   }
   std::sort(out.begin(), out.end(), [](const Straggler& x, const Straggler& y) {
+    if (x.delay != y.delay) return x.delay > y.delay;
     return x.cost_to_others > y.cost_to_others || (x.cost_to_others == y.cost_to_others && x.rank < y.rank);
   });
   return out;

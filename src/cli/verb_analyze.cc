@@ -7,10 +7,12 @@
 #include <iostream>
 
 #include "analysis/analyze.h"
+#include "cli/bench_curves.h"
 #include "cli/host_lookup.h"
 #include "cli/job_inputs.h"
 #include "cli/mpi_job.h"
 #include "cli/verbs.h"
+#include "common/units.h"
 #include "exporters/csv/csv_writer.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
@@ -25,6 +27,7 @@ struct AnalyzeArgs {
   JobInputs inputs;
   std::string json_path;
   std::string csv_dir;
+  std::string bench;
   bool quiet = false;
   bool mpi = false;
   analysis::AnalyzeOptions analyze;
@@ -66,7 +69,7 @@ int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const An
     uint64_t bytes = 0;
     for (const auto& r : trace.ranks) bytes += r.input_bytes;
     out += fmt::format("\n{} ranks, {} of trace data analyzed in {:.2f} s\n", trace.ranks.size(),
-                       report::FormatBytes(static_cast<int64_t>(bytes)), secs);
+                       FormatBytes(static_cast<int64_t>(bytes)), secs);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return ReportFailures(trace, "analyze");
@@ -76,6 +79,14 @@ int RunAnalyze(AnalyzeArgs args) {
   auto t0 = std::chrono::steady_clock::now();
   args.analyze.threads = args.inputs.load.threads;
   args.analyze.idle.kernel_wait_threshold = static_cast<model::TimeNs>(args.kernel_wait_us * 1000.0);
+  if (!args.bench.empty()) {
+    Result<std::vector<analysis::BenchCurve>> curves = ReadBenchCurves(args.bench);
+    if (!curves.ok()) {
+      fmt::print(stderr, "commlens analyze: {}\n", curves.status().message());
+      return kExitFailed;
+    }
+    args.analyze.bench = std::move(curves).value();
+  }
   bool quiet = args.quiet || args.json_path == "-";
   // The host events go as each rank is imported (model/host_events.h): what a stopped
   // rank was doing is then read again from its file.
@@ -136,6 +147,10 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
                   "Also write the analysis tables as CSV into this folder (those of `commlens export -f csv`; "
                   "with --mpi too)")
       ->type_name("DIR");
+  cmd->add_option("--bench", args->bench,
+                  "A benchmark run of this fabric (commlens bench --json): each collective's transfer bandwidth "
+                  "is held against its busbw at that size and group size")
+      ->type_name("RUN.json");
   cmd->add_flag("--all-events", args->analyze.window.all_events,
                 "Analyze every GPU activity, not only those launched within the profiled steps");
   cmd->add_option("--kernel-wait-threshold-us", args->kernel_wait_us,

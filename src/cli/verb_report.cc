@@ -18,6 +18,7 @@
 #include "cli/verbs.h"
 #if COMMLENS_HAS_ANALYZE
 #include "analysis/analyze.h"
+#include "cli/bench_curves.h"
 #include "cli/job_inputs.h"
 #include "model/collective.h"
 #include "report/html/html_report.h"
@@ -79,26 +80,6 @@ int RunReport(const ReportArgs& a) {
 }
 
 #if COMMLENS_HAS_ANALYZE
-// The benchmark's out-of-place busbw per size, one curve per collective.
-std::vector<report::html::BenchCurve> BenchCurves(const bench::BenchReport& run) {
-  std::vector<report::html::BenchCurve> curves;
-  for (const bench::CollectiveResult& c : run.collectives) {
-    report::html::BenchCurve curve;
-    curve.op = c.comm_op.empty() ? c.name : c.comm_op;
-    curve.label = c.backend == "nccl"
-                      ? fmt::format("{} (benchmark, {} ranks)", c.name, run.run.nranks)
-                      : fmt::format("{} on {} (benchmark, {} ranks)", c.name, c.backend,
-                                    run.run.nranks);
-    for (const bench::SizeResult& r : c.rows) {
-      if (r.size_bytes <= 0) continue;
-      curve.size_bytes.push_back(r.size_bytes);
-      curve.busbw_gbps.push_back(r.out_of_place.busbw_gbps);
-    }
-    if (!curve.size_bytes.empty()) curves.push_back(std::move(curve));
-  }
-  return curves;
-}
-
 // The link from the page to the Perfetto file: relative to the page's folder.
 std::string RelativeHref(const std::string& target, const std::string& page) {
   namespace fs = std::filesystem;
@@ -121,13 +102,15 @@ int RunHtmlReport(const ReportArgs& a) {
   }
   report::html::HtmlReportOptions options;
   options.step = a.step;
+  analysis::AnalyzeOptions analyze;
+  analyze.threads = a.inputs.load.threads;
   if (!a.bench.empty()) {
-    Result<bench::BenchReport> run = bench::ReadBenchReport(a.bench);
-    if (!run.ok()) {
-      std::fprintf(stderr, "commlens report: %s\n", run.status().message().c_str());
+    Result<std::vector<analysis::BenchCurve>> curves = ReadBenchCurves(a.bench);
+    if (!curves.ok()) {
+      std::fprintf(stderr, "commlens report: %s\n", curves.status().message().c_str());
       return kExitFailed;
     }
-    options.bench = BenchCurves(*run);
+    analyze.bench = std::move(curves).value();
     options.bench_source = std::filesystem::path(a.bench).filename().string();
   }
   if (!a.perfetto.empty()) {
@@ -142,8 +125,6 @@ int RunHtmlReport(const ReportArgs& a) {
   Result<model::Trace> loaded = LoadJob(a.inputs, "report", a.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
-  analysis::AnalyzeOptions analyze;
-  analyze.threads = a.inputs.load.threads;
   const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
   std::vector<std::string> names;
   for (const auto& p : a.inputs.paths) names.push_back(std::filesystem::path(p).filename().string());

@@ -15,6 +15,18 @@ namespace {
 double Us(model::TimeNs ns) { return static_cast<double>(ns) / 1000.0; }
 double Round2(double v) { return std::round(v * 100.0) / 100.0; }
 
+// Transfer bandwidths of a contention row's ops: the count always, the quartiles only when
+// there are enough of them to mean something.
+json SpreadJson(const analysis::BandwidthSpread& s) {
+  json j = {{"count", s.count}, {"enough_samples", s.enough()}};
+  if (s.enough()) {
+    j["busbw_p25_gbps"] = s.p25;
+    j["busbw_median_gbps"] = s.median;
+    j["busbw_p75_gbps"] = s.p75;
+  }
+  return j;
+}
+
 json BreakdownJson(const analysis::TimeBreakdown& b) {
   json j;
   j["span_us"] = Us(b.span);
@@ -227,31 +239,41 @@ json NicFindingsJson(const analysis::CounterAnalysis& c) {
 json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x) {
   json j;
   j["summary"] = x.summary;
+  j["noise"] = {{"steps", x.noise.steps}, {"median_us", Us(x.noise.median)}, {"noise_us", Us(x.noise.noise)}};
   j["clock"] = ClockJson(trace.clock);
   j["stragglers"] = json::array();
   for (const auto& s : x.stragglers)
     j["stragglers"].push_back({{"rank", s.rank},
                                {"last_arrivals", s.last_arrivals},
                                {"matched", s.matched},
+                               {"chance_arrivals", s.chance_arrivals},
+                               {"consistent", s.consistent},
                                {"mean_lateness_us", Us(s.mean_lateness)},
-                               {"cost_to_others_us", Us(s.cost_to_others)},
-                               {"cost_to_others_us_per_step", s.cost_per_step < 0 ? json(nullptr) : json(s.cost_per_step / 1000.0)},
+                               {"delay_wall_us", Us(s.delay)},
+                               {"delay_wall_us_per_step", s.delay_per_step < 0 ? json(nullptr) : json(s.delay_per_step / 1000.0)},
+                               {"others_waited_rank_time_us", Us(s.cost_to_others)},
+                               {"others_waited_rank_time_us_per_step",
+                                s.cost_per_step < 0 ? json(nullptr) : json(s.cost_per_step / 1000.0)},
                                {"cause", std::string(analysis::LateCauseName(s.cause))},
+                               {"mixed_cause", s.mixed},
+                               {"cause_shares", {{"compute", s.cause_share[0]},
+                                                 {"host_idle", s.cause_share[1]},
+                                                 {"other_collective", s.cause_share[2]}}},
                                {"excess_us", {{"compute", Us(s.excess_compute)},
                                               {"host_idle", Us(s.excess_idle)},
                                               {"other_collective", Us(s.excess_other_comm)}}},
                                {"kernels", s.kernels},
                                {"worst_collective", s.worst_seq < 0 ? json(nullptr)
                                                                     : json{{"group", s.worst_group}, {"seq", s.worst_seq},
-                                                                           {"cost_us", Us(s.worst_cost)}}}});
+                                                                           {"others_waited_rank_time_us", Us(s.worst_cost)}}}});
   j["steps"] = json::array();
   for (const auto& st : x.steps)
     j["steps"].push_back({{"step", st.number},
                           {"collectives", st.collectives},
                           {"most_last_rank", st.most_last_rank < 0 ? json(nullptr) : json(st.most_last_rank)},
                           {"most_last_count", st.most_last_count},
-                          {"most_last_cost_us", Us(st.most_last_cost)},
-                          {"cost_to_others_us", Us(st.cost_to_others)},
+                          {"most_last_rank_time_us", Us(st.most_last_cost)},
+                          {"others_waited_rank_time_us", Us(st.cost_to_others)},
                           {"max_skew_us", Us(st.max_skew)}});
   j["hangs"] = json::array();
   for (const auto& h : x.hangs)
@@ -264,10 +286,10 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
     j["contention"].push_back({{"group", c.group},
                                {"op", std::string(model::CommOpName(c.op))},
                                {"size_min_bytes", c.size_lo},
-                               {"alone", {{"count", c.alone_count}, {"busbw_gbps", c.alone_busbw}}},
-                               {"overlapped", {{"count", c.overlapped_count},
-                                               {"busbw_gbps", c.overlapped_busbw},
-                                               {"with_groups", c.with_groups}}}});
+                               {"alone", SpreadJson(c.alone)},
+                               {"overlapped", SpreadJson(c.overlapped)},
+                               {"with_groups", c.with_groups},
+                               {"transfer_unknown", c.unknown}});
   const analysis::Pipeline& p = x.pipeline;
   j["pipeline"] = {{"detected", p.detected}};
   if (p.detected) {
@@ -303,8 +325,23 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
                               {"protocol", r.protocol},
                               {"channels", r.channels},
                               {"count", r.count},
-                              {"busbw_gbps", r.busbw}});
+                              {"transfer_busbw_gbps", r.busbw}});
   return j;
+}
+
+// A bucket's ops with a known transfer time: their waiting and transfer, the bandwidth
+// from the transfer, whom they waited for, and the benchmark at their size.
+static json TransferJson(const analysis::CollectiveBucket& b) {
+  const double wait = b.wait_share();
+  return {{"count", b.transfer_count},
+          {"bytes", b.transfer_bytes},
+          {"kernel_us", Us(b.transfer_kernel)},
+          {"transfer_us", Us(b.transfer)},
+          {"waiting_pct", wait < 0 ? json(nullptr) : json(Round2(100.0 * wait))},
+          {"algbw_gbps", b.transfer > 0 ? json(b.transfer_algbw_gbps) : json(nullptr)},
+          {"busbw_gbps", b.transfer > 0 ? json(b.transfer_busbw_gbps) : json(nullptr)},
+          {"waited_for_rank", b.waited_for_rank < 0 ? json(nullptr) : json(b.waited_for_rank)},
+          {"bench_busbw_gbps", b.bench_busbw_gbps < 0 ? json(nullptr) : json(b.bench_busbw_gbps)}};
 }
 
 json CollectivesJson(const analysis::CollectiveAnalysis& c) {
@@ -326,8 +363,9 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                             {"p99_us", Us(b.p99)},
                             {"max_us", Us(b.max)},
                             {"bytes", b.bytes},
-                            {"algbw_gbps", b.algbw_gbps},
-                            {"busbw_gbps", b.busbw_gbps}});
+                            {"kernel_algbw_gbps", b.kernel_algbw_gbps},
+                            {"kernel_busbw_gbps", b.kernel_busbw_gbps},
+                            {"transfer", TransferJson(b)}});
   j["groups"] = json::array();
   for (const auto& g : c.groups)
     j["groups"].push_back({{"group", g.group_name},
@@ -403,6 +441,13 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   model::TimeNs span = 0;
   for (const auto& a : job.ranks) span += a.time.total.span;
   doc["kernel_breakdown"] = KernelsJson(job.kernels, span);
+  doc["findings"] = json::array();
+  for (const analysis::Finding& f : job.findings)
+    doc["findings"].push_back({{"rule", f.rule},
+                               {"text", f.text},
+                               {"section", f.section},
+                               {"cost_wall_us_per_step", f.cost_ns_per_step / 1000.0},
+                               {"first", f.first}});
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = CrossRankJson(trace, job.cross_rank);
   // Only when the trace has counters, so documents without them stay as they were.

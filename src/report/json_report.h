@@ -12,7 +12,7 @@
 namespace commlens::report {
 
 inline constexpr const char* kAnalyzeSchema = "commlens.analyze";
-inline constexpr int kAnalyzeSchemaVersion = 1;
+inline constexpr int kAnalyzeSchemaVersion = 2;
 
 nlohmann::json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job);
 

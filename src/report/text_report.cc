@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/units.h"
 #include "model/activity_class.h"
 #include "model/collective.h"
 
@@ -13,26 +14,6 @@ namespace commlens::report {
 using analysis::JobAnalysis;
 using analysis::RankAnalysis;
 using analysis::TimeBreakdown;
-
-std::string FormatDuration(model::TimeNs ns) {
-  double v = static_cast<double>(ns);
-  if (std::abs(v) < 1e3) return fmt::format("{} ns", ns);
-  if (std::abs(v) < 1e6) return fmt::format("{:.1f} us", v / 1e3);
-  if (std::abs(v) < 1e9) return fmt::format("{:.2f} ms", v / 1e6);
-  return fmt::format("{:.3f} s", v / 1e9);
-}
-
-std::string FormatBytes(int64_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (std::abs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  if (v == std::floor(v)) return fmt::format("{} {}", static_cast<int64_t>(v), kUnits[u]);
-  return fmt::format("{:.1f} {}", v, kUnits[u]);
-}
 
 namespace {
 
@@ -199,11 +180,15 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     *out += "no communication operations in the window\n";
     return;
   }
-  *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9}\n", "group",
-                      "op", "size", "count", "ranks", "total", "p50", "p99", "algbw", "busbw");
+  bool bench = false;
+  for (const auto& b : c.buckets) bench |= b.bench_busbw_gbps >= 0;
+  *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>5} {:>13} {:>11} {:>11}{}\n", "group",
+                      "op", "size", "count", "ranks", "total", "p50", "p99", "wait", "busbw(kernel)", "algbw(xfer)",
+                      "busbw(xfer)", bench ? fmt::format(" {:>7}", "bench") : "");
   std::vector<const analysis::CollectiveBucket*> rows;
   for (const auto& b : c.buckets) rows.push_back(&b);
   std::sort(rows.begin(), rows.end(), [](auto* a, auto* b) { return a->total > b->total; });
+  auto gbps = [](double v, bool known) { return known ? fmt::format("{:.1f}", v) : std::string("-"); };
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i == opt.max_rows) {
       *out += fmt::format("... {} more rows (--json has all)\n", rows.size() - opt.max_rows);
@@ -212,14 +197,20 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     const auto& b = *rows[i];
     std::string group = b.group_desc.empty() ? b.group_name : b.group_name + ":" + b.group_desc;
     std::string size = b.size_lo < 0 ? "?" : FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
-    std::string alg = b.algbw_gbps > 0 ? fmt::format("{:.1f}", b.algbw_gbps) : "-";
-    std::string bus = b.busbw_gbps > 0 ? fmt::format("{:.1f}", b.busbw_gbps) : "-";
-    *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
-                        Cut(group, 14), model::CommOpName(b.op), size, b.count, b.ranks,
-                        FormatDuration(b.total), FormatDuration(b.p50), FormatDuration(b.p99), alg,
-                        bus);
+    const double wait = b.wait_share();
+    *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>5} {:>13} {:>11} {:>11}{}\n",
+                        Cut(group, 14), model::CommOpName(b.op), size, b.count, b.ranks, FormatDuration(b.total),
+                        FormatDuration(b.p50), FormatDuration(b.p99),
+                        wait < 0 ? std::string("-") : fmt::format("{:.0f}%", 100.0 * wait),
+                        gbps(b.kernel_busbw_gbps, b.kernel_busbw_gbps > 0), gbps(b.transfer_algbw_gbps, b.transfer > 0),
+                        gbps(b.transfer_busbw_gbps, b.transfer > 0),
+                        bench ? fmt::format(" {:>7}", gbps(b.bench_busbw_gbps, b.bench_busbw_gbps >= 0)) : "");
   }
-  *out += "  algbw/busbw in GB/s (nccl-tests definitions; GPU kernel time).\n";
+  *out += "  GB/s, nccl-tests definitions. busbw(kernel): over the GPU kernel time, which includes waiting\n"
+          "  for the last rank to arrive: not the fabric's speed. algbw/busbw(xfer): over the transfer time,\n"
+          "  after the last rank arrived (matched collectives and messages only). wait: share of their\n"
+          "  kernel time spent waiting.";
+  *out += bench ? " bench: the benchmark's busbw at that size and group size.\n" : "\n";
   uint64_t untimed = 0, count = 0;
   for (const auto& b : c.buckets) {
     untimed += b.untimed;
@@ -266,27 +257,41 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
   }
   for (const std::string& n : trace.clock.notes) *out += "  clock: " + n + "\n";
   if (!x.stragglers.empty()) {
-    *out += fmt::format("\n{:<6} {:>13} {:>9} {:>14} {:>16} {}\n", "rank", "arrived last", "matched",
-                        "mean lateness", "others waited", "why");
+    const bool per_step = x.noise.steps > 0;
+    *out += fmt::format("\n{:<6} {:>13} {:>9} {:>7} {:>14} {:>16} {:>18} {}\n", "rank", "arrived last", "matched",
+                        "chance", "mean lateness", per_step ? "delay/step" : "delay", per_step ? "others waited/step" : "others waited",
+                        "why");
     for (size_t i = 0; i < x.stragglers.size() && i < opt.max_rows; ++i) {
       const analysis::Straggler& s = x.stragglers[i];
       std::string why(analysis::LateCauseName(s.cause));
-      if (!s.kernels.empty()) why += ": " + Cut(s.kernels.front(), 50);
-      *out += fmt::format("{:<6} {:>13} {:>9} {:>14} {:>16} {}\n", s.rank, s.last_arrivals, s.matched,
-                          FormatDuration(s.mean_lateness),
-                          s.cost_per_step >= 0 ? FormatDuration(static_cast<model::TimeNs>(s.cost_per_step)) + "/step"
-                                               : FormatDuration(s.cost_to_others),
+      if (s.mixed) {
+        why = "mixed:";
+        static constexpr const char* kParts[3] = {"compute", "host_idle", "other_collective"};
+        for (int k = 0; k < 3; ++k)
+          if (s.cause_share[k] >= 0.05) why += fmt::format(" {} {:.0f}%", kParts[k], 100.0 * s.cause_share[k]);
+      } else if (!s.kernels.empty()) {
+        why += ": " + Cut(s.kernels.front(), 50);
+      }
+      *out += fmt::format("{:<6} {:>13} {:>9} {:>7.1f} {:>14} {:>16} {:>18} {}\n", s.rank, s.last_arrivals, s.matched,
+                          s.chance_arrivals, FormatDuration(s.mean_lateness),
+                          FormatDuration(static_cast<model::TimeNs>(per_step ? s.delay_per_step : static_cast<double>(s.delay))),
+                          FormatDuration(static_cast<model::TimeNs>(per_step ? s.cost_per_step
+                                                                             : static_cast<double>(s.cost_to_others))),
                           why);
     }
-    *out += "  why: compute (its kernels ran longer before those collectives), host_idle (its GPU sat\n"
-            "  idle: launched late), other_collective (busy in another group's), unknown, none (noise).\n";
+    *out += "  chance: last arrivals expected if the last were random (1/n of each collective of n ranks).\n"
+            "  delay: wall time, its lateness summed (how much later those collectives began because of it);\n"
+            "  others waited: rank-time, summed over the ranks that waited for it.\n"
+            "  why: compute (its kernels ran longer before those collectives), host_idle (its GPU sat idle:\n"
+            "  launched late), other_collective (busy in another group's), mixed (no one cause holds 70%),\n"
+            "  unknown, none (noise).\n";
   }
   if (!x.steps.empty()) {
-    *out += fmt::format("\n{:<8} {:>11} {:>15} {:>16} {:>16} {:>12}\n", "step", "collectives", "most often last",
-                        "its cost", "all late cost", "max skew");
+    *out += fmt::format("\n{:<8} {:>11} {:>15} {:>22} {:>22} {:>12}\n", "step", "collectives", "most often last",
+                        "others waited for it", "all waits (rank-time)", "max skew");
     for (size_t i = 0; i < x.steps.size() && i < opt.max_rows; ++i) {
       const analysis::CrossRankStep& st = x.steps[i];
-      *out += fmt::format("{:<8} {:>11} {:>15} {:>16} {:>16} {:>12}\n", st.number, st.collectives,
+      *out += fmt::format("{:<8} {:>11} {:>15} {:>22} {:>22} {:>12}\n", st.number, st.collectives,
                           st.most_last_rank < 0 ? std::string("-")
                                                 : fmt::format("rank {} ({}x)", st.most_last_rank, st.most_last_count),
                           FormatDuration(st.most_last_cost), FormatDuration(st.cost_to_others),
@@ -297,15 +302,22 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
   if (!x.contention.empty()) {
     *out += fmt::format("\nprocess-group contention: {} with two groups' collectives at once (all ranks)\n",
                         FormatDuration(x.contended_time));
-    *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>12} {:>7} {:>12}  {}\n", "group", "op", "size", "alone",
-                        "busbw", "overlap", "busbw", "with");
+    *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>22} {:>7} {:>22}  {}\n", "group", "op", "size", "alone",
+                        "busbw(xfer) p50 [IQR]", "overlap", "busbw(xfer) p50 [IQR]", "with");
+    auto spread = [](const analysis::BandwidthSpread& b) {
+      if (b.count == 0) return std::string("-");
+      if (!b.enough()) return std::string("too few samples");
+      return fmt::format("{:.1f} [{:.1f}-{:.1f}]", b.median, b.p25, b.p75);
+    };
     for (const auto& c : x.contention) {
       std::string with;
       for (const auto& g : c.with_groups) with += (with.empty() ? "" : ",") + g;
-      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>12.1f} {:>7} {:>12.1f}  {}\n", Cut(c.group, 14),
-                          model::CommOpName(c.op), c.size_lo < 0 ? "?" : FormatBytes(c.size_lo), c.alone_count,
-                          c.alone_busbw, c.overlapped_count, c.overlapped_busbw, with);
+      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>22} {:>7} {:>22}  {}\n", Cut(c.group, 14),
+                          model::CommOpName(c.op), c.size_lo < 0 ? "?" : FormatBytes(c.size_lo), c.alone.count,
+                          spread(c.alone), c.overlapped.count, spread(c.overlapped), with);
     }
+    *out += "  busbw over each op's transfer time (after its last rank arrived), in GB/s; an op counts as\n"
+            "  overlapped when its transfer and another group's ran at once on the rank.\n";
   }
   const analysis::Pipeline& p = x.pipeline;
   if (p.detected) {
@@ -400,11 +412,64 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
   }
 }
 
+// The page section a finding points at, by the heading the text report gives it.
+std::string_view SectionHeading(std::string_view section) {
+  if (section == "crossrank") return "Cross-rank findings";
+  if (section == "collectives") return "Collectives";
+  if (section == "waits") return "Cross-rank: collectives matched";
+  if (section == "breakdown") return "GPU time breakdown";
+  if (section == "idle") return "Idle gaps per stream";
+  if (section == "counters") return "Network and GPU counters";
+  return section;
+}
+
+// |text| cut into lines of at most |width| at spaces, the first after |first|, the rest
+// after |indent|.
+std::string Wrap(std::string_view text, std::string_view first, std::string_view indent, size_t width) {
+  std::string out(first);
+  size_t line = first.size();
+  bool line_empty = true;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    if (word.empty()) continue;
+    if (!line_empty && line + 1 + word.size() > width) {
+      out += '\n';
+      out += indent;
+      line = indent.size();
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    line_empty = false;
+  }
+  return out + '\n';
+}
+
+// The verdict first: every finding, hangs first then the largest costs, each with the
+// section that holds its evidence.
+void FindingsSection(std::string* out, const analysis::JobAnalysis& job) {
+  Heading(out, "Findings");
+  if (job.findings.empty()) {
+    *out += "Nothing stands out: no rank holds the others up, and no cost rule fired (the tables below have the "
+            "numbers).\n";
+    return;
+  }
+  for (const analysis::Finding& f : job.findings)
+    *out += Wrap(fmt::format("{} [see: {}]", f.text, SectionHeading(f.section)), "- ", "  ", 100);
+}
+
 }  // namespace
 
 std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
                           const TextOptions& options) {
   std::string out;
+  FindingsSection(&out, job);
   Inputs(&out, trace, job);
   TimeSection(&out, job, options);
   KernelSection(&out, job, options);

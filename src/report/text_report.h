@@ -18,9 +18,4 @@ struct TextOptions {
 std::string AnalyzeToText(const model::Trace& trace, const analysis::JobAnalysis& job,
                           const TextOptions& options);
 
-// "850 ns", "12.3 us", "4.56 ms", "1.23 s"
-std::string FormatDuration(model::TimeNs ns);
-// "512 B", "4 KiB", "16 MiB", "1 GiB" (exact powers of two print without decimals)
-std::string FormatBytes(int64_t bytes);
-
 }  // namespace commlens::report

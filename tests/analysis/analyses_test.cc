@@ -176,7 +176,7 @@ TEST(Collectives, UntimedOpsAreCountedButNotTimed) {
   EXPECT_EQ(c.buckets[0].total, 1000);
   EXPECT_EQ(c.buckets[0].bytes, 1 << 20);
   EXPECT_EQ(c.buckets[0].p50, 1000);
-  EXPECT_NEAR(c.buckets[0].algbw_gbps, (1 << 20) / 1000.0, 1e-9);
+  EXPECT_NEAR(c.buckets[0].kernel_algbw_gbps, (1 << 20) / 1000.0, 1e-9);
 }
 
 // Sizes up to 2^63 bytes import (elements times element size); two such ops in one
@@ -196,7 +196,7 @@ TEST(Collectives, AbsurdSizesSaturateTheBucketTotal) {
   ASSERT_EQ(c.buckets.size(), 1u);
   EXPECT_EQ(c.buckets[0].bytes, INT64_MAX);
   EXPECT_EQ(c.buckets[0].size_hi, INT64_MAX);
-  EXPECT_GT(c.buckets[0].algbw_gbps, 0);
+  EXPECT_GT(c.buckets[0].kernel_algbw_gbps, 0);
 }
 
 TEST(Collectives, BandwidthAndCrossRankWait) {
@@ -226,8 +226,8 @@ TEST(Collectives, BandwidthAndCrossRankWait) {
   EXPECT_EQ(c.buckets[0].count, 2u);
   EXPECT_EQ(c.buckets[0].ranks, 2);
   EXPECT_EQ(c.buckets[0].total, 1600);
-  EXPECT_NEAR(c.buckets[0].algbw_gbps, 2.0 * (1 << 20) / 1600, 1e-9);
-  EXPECT_NEAR(c.buckets[0].busbw_gbps, c.buckets[0].algbw_gbps * 1.0, 1e-9);  // 2(n-1)/n = 1
+  EXPECT_NEAR(c.buckets[0].kernel_algbw_gbps, 2.0 * (1 << 20) / 1600, 1e-9);
+  EXPECT_NEAR(c.buckets[0].kernel_busbw_gbps, c.buckets[0].kernel_algbw_gbps * 1.0, 1e-9);  // 2(n-1)/n = 1
   ASSERT_EQ(c.groups.size(), 1u);
   EXPECT_EQ(c.groups[0].matched, 1u);
   EXPECT_EQ(c.groups[0].skew_max, 400);

@@ -88,7 +88,15 @@ TEST(CrossRank, TheLateRankAndComputeThatRanLonger) {
   EXPECT_EQ(s.cause, LateCause::kCompute);
   ASSERT_FALSE(s.kernels.empty());
   EXPECT_EQ(s.kernels[0], "gemm");
-  EXPECT_NE(x.summary.find("Rank 2 arrives last at 100% of collectives"), std::string::npos) << x.summary;
+  EXPECT_DOUBLE_EQ(s.chance_arrivals, 5.0 / 3);
+  EXPECT_TRUE(s.consistent);
+  EXPECT_EQ(s.delay, 5 * 400 * kUs);  // wall time: each collective began 400 us later
+  EXPECT_DOUBLE_EQ(s.delay_per_step, 5 * 400.0 * kUs / 2);
+  EXPECT_NE(x.summary.find("Rank 2 arrives last at 100% of its 5 collectives (33% by chance), delaying them by "
+                           "1.00 ms of wall time per step (the others waited 2.00 ms of rank-time per step, summed over "
+                           "them)"),
+            std::string::npos)
+      << x.summary;
   EXPECT_NE(x.summary.find("compute ran longer"), std::string::npos) << x.summary;
   EXPECT_TRUE(x.hangs.empty());
 }
@@ -230,11 +238,68 @@ TEST(CrossRank, InterleavedPipelineRingStartsAtTheFirstSender) {
   EXPECT_EQ(p.per_stage[3].rank, 1);
 }
 
-TEST(CrossRank, ContentionSlowsTheOverlappedCollectives) {
+// Contention is judged on transfers: a dp all-reduce that moves data while an ep
+// all-to-all moves data is slowed; one whose kernel only waits (for a late member) while
+// the all-to-all runs is not, though the two kernels overlap.
+TEST(CrossRank, ContentionComparesTransfersNotKernels) {
+  Job job(2);
+  std::vector<uint32_t> dp(2), ep(2);
+  for (int r = 0; r < 2; ++r) dp[r] = job.Group(r, "dp", 2), ep[r] = job.Group(r, "ep", 2);
+  int64_t dp_seq = 0, ep_seq = 0;
+  for (int i = 0; i < 6; ++i) {
+    const TimeNs t = i * 10'000 * kUs;
+    for (int r = 0; r < 2; ++r) {
+      // Alone: 1 MiB in 100 us.
+      job.Coll(r, dp[r], CommOp::kAllReduce, dp_seq, t, t + 100 * kUs, 1 << 20, 19);
+      // Moving data beside an all-to-all: 200 us.
+      job.Coll(r, dp[r], CommOp::kAllReduce, dp_seq + 1, t + 1000 * kUs, t + 1200 * kUs, 1 << 20, 19);
+      job.Coll(r, ep[r], CommOp::kAllToAll, ep_seq, t + 1050 * kUs, t + 1150 * kUs, 1 << 20, 23);
+      // Rank 1 joins 300 us late: rank 0's kernel waits while the all-to-all runs, then
+      // both move data alone for 100 us.
+      job.Coll(r, dp[r], CommOp::kAllReduce, dp_seq + 2, t + 2000 * kUs + (r == 1 ? 300 * kUs : 0), t + 2400 * kUs,
+               1 << 20, 19);
+      job.Coll(r, ep[r], CommOp::kAllToAll, ep_seq + 1, t + 2050 * kUs, t + 2150 * kUs, 1 << 20, 23);
+    }
+    dp_seq += 3;
+    ep_seq += 2;
+  }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  JobAnalysis a = Analyze(t, o);
+  const auto& x = a.cross_rank;
+  ASSERT_EQ(x.contention.size(), 2u);
+  const ContentionRow& d = x.contention[0];
+  EXPECT_EQ(d.group, "dp");
+  const double alone = 2.0 * (1 << 20) / (2 * 100 * kUs) * 1.0;  // bytes / ns, factor 2(n-1)/n = 1
+  EXPECT_EQ(d.alone.count, 24u);  // 12 alone, 12 that waited beside the all-to-all
+  EXPECT_TRUE(d.alone.enough());
+  EXPECT_NEAR(d.alone.median, (1 << 20) / (100.0 * kUs), 1e-9);
+  EXPECT_NEAR(d.alone.p25, d.alone.median, 1e-9);
+  EXPECT_EQ(d.overlapped.count, 12u);
+  EXPECT_NEAR(d.overlapped.median, d.alone.median / 2, 1e-9);
+  EXPECT_EQ(d.with_groups, std::vector<std::string>{"ep"});
+  EXPECT_EQ(d.unknown, 0u);
+  (void)alone;
+  const ContentionRow& e = x.contention[1];
+  EXPECT_EQ(e.group, "ep");
+  EXPECT_EQ(e.overlapped.count, 12u);
+  EXPECT_EQ(e.alone.count, 12u);
+  // The contention finding names dp's slow-down, measured on transfers.
+  bool found = false;
+  for (const auto& f : a.findings)
+    if (f.rule == "contention" && f.text.find("dp") != std::string::npos) {
+      found = true;
+      EXPECT_NE(f.text.find("at 50% of its alone bandwidth"), std::string::npos) << f.text;
+    }
+  EXPECT_TRUE(found);
+}
+
+// Fewer samples than BandwidthSpread::kMinSamples give counts, not a number.
+TEST(CrossRank, ContentionSaysTooFewSamples) {
   Job job(2);
   for (int r = 0; r < 2; ++r) {
     uint32_t dp = job.Group(r, "dp", 2), ep = job.Group(r, "ep", 2);
-    // dp all-reduce alone: 1 MiB in 100 us; overlapped with an ep all-to-all: in 200 us.
     job.Coll(r, dp, CommOp::kAllReduce, 0, 0, 100 * kUs, 1 << 20, 19);
     job.Coll(r, dp, CommOp::kAllReduce, 1, 1000 * kUs, 1200 * kUs, 1 << 20, 19);
     job.Coll(r, ep, CommOp::kAllToAll, 0, 1050 * kUs, 1150 * kUs, 1 << 20, 23);
@@ -243,16 +308,11 @@ TEST(CrossRank, ContentionSlowsTheOverlappedCollectives) {
   AnalyzeOptions o;
   o.window.all_events = true;
   JobAnalysis a = Analyze(t, o);
-  const auto& x = a.cross_rank;
-  EXPECT_EQ(x.contended_time, 2 * 100 * kUs);
-  ASSERT_EQ(x.contention.size(), 2u);
-  const ContentionRow& dp = x.contention[0];
-  EXPECT_EQ(dp.group, "dp");
-  EXPECT_EQ(dp.alone_count, 2u);
-  EXPECT_EQ(dp.overlapped_count, 2u);
-  EXPECT_NEAR(dp.alone_busbw, 2.0 * (1 << 20) / (2 * 100 * kUs), 1e-9);  // factor 2(n-1)/n = 1
-  EXPECT_NEAR(dp.overlapped_busbw, dp.alone_busbw / 2, 1e-9);
-  EXPECT_EQ(dp.with_groups, std::vector<std::string>{"ep"});
+  ASSERT_EQ(a.cross_rank.contention.size(), 2u);
+  const ContentionRow& d = a.cross_rank.contention[0];
+  EXPECT_EQ(d.alone.count, 2u);
+  EXPECT_FALSE(d.alone.enough());
+  for (const auto& f : a.findings) EXPECT_NE(f.rule, "contention") << f.text;
 }
 
 // p stages, m micro-batches, one step: forward sends from stage s to s+1, then (GPipe) or

@@ -15,7 +15,7 @@
 #include "importers/trace_loader.h"
 #include "recorder/sampler/fake_nics.h"
 #include "recorder/sampler/sampler.h"
-#include "report/html/findings.h"
+#include "analysis/findings.h"
 #include "report/json_report.h"
 #include "report/text_report.h"
 
@@ -423,9 +423,8 @@ TEST(NicAnalysis, ErrorCountersThatGrowMidWindowGiveOneFinding) {
   EXPECT_NE(text.find("warning: " + f.text + "\n"), std::string::npos) << text;
 
   // The HTML report's findings carry it, pointing at the counters.
-  const std::vector<report::html::BenchCurve> none;
   size_t nic = 0;
-  for (const auto& h : report::html::FindFindings({trace, job, none}))
+  for (const auto& h : analysis::FindFindings(trace, job))
     if (h.rule == "nic_errors") {
       ++nic;
       EXPECT_EQ(h.text, f.text);
@@ -452,8 +451,7 @@ TEST(NicAnalysis, FlatErrorCountersGiveNoFinding) {
   EXPECT_TRUE(doc["nic_findings"].empty());
   EXPECT_TRUE(doc["nics"][0]["error_counters"].empty());
   EXPECT_EQ(report::AnalyzeToText(trace, job, {}).find("warning:"), std::string::npos);
-  const std::vector<report::html::BenchCurve> none;
-  for (const auto& h : report::html::FindFindings({trace, job, none})) EXPECT_NE(h.rule, "nic_errors");
+  for (const auto& h : analysis::FindFindings(trace, job)) EXPECT_NE(h.rule, "nic_errors");
 }
 
 // A saturating PMA counter that sits at its maximum: what it shows is a lower bound.
@@ -483,9 +481,8 @@ TEST(NicAnalysis, ManyPortsWithErrorsAreOneHtmlLineBeyondFive) {
   }
   const JobAnalysis job = CountersOnly(trace);
   EXPECT_EQ(job.counters.findings.size(), 8u);
-  const std::vector<report::html::BenchCurve> none;
   std::vector<std::string> texts;
-  for (const auto& h : report::html::FindFindings({trace, job, none}))
+  for (const auto& h : analysis::FindFindings(trace, job))
     if (h.rule == "nic_errors") texts.push_back(h.text);
   ASSERT_EQ(texts.size(), 6u);
   EXPECT_NE(texts[0].find("mlx5_7:1"), std::string::npos) << texts[0];  // 8 errors, the most

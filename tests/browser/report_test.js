@@ -106,11 +106,13 @@ function withMadeUpCrossRank(html) {
   x.hangs = [{group: g.group, seq: 29, op: 'all_reduce', desync: false, reached: [0, 1, 2], missing: [3],
     detail: 'rank 3 never reached collective #29 (all_reduce) of group 0; ranks 0-2 ran it (waiting in it up to 812 us)'}];
   x.contended_time_us = 5210.5;
-  x.contention = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, alone: {count: 20, busbw_gbps: 80.2},
-    overlapped: {count: 8, busbw_gbps: 38.5, with_groups: ['ep']}}];
+  x.contention = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes,
+    alone: {count: 20, enough_samples: true, busbw_p25_gbps: 78.1, busbw_median_gbps: 80.2, busbw_p75_gbps: 82.0},
+    overlapped: {count: 8, enough_samples: true, busbw_p25_gbps: 35.0, busbw_median_gbps: 38.5, busbw_p75_gbps: 40.1},
+    with_groups: ['ep'], transfer_unknown: 0}];
   x.pipeline = {detected: true, stages: 4, microbatches: 8, schedule: '1F1B', bubble_fraction: 0.31, ideal_fraction: 0.2727,
     per_stage: [0, 1, 2, 3].map((r) => ({rank: r, idle_share: 0.25 + 0.03 * r, warmup_idle_us: 900 * r, steady_idle_us: 400 + 50 * r, cooldown_idle_us: 900 * (3 - r)}))};
-  x.protocols = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, algorithm: 'RING', protocol: 'SIMPLE', channels: 24, count: 28, busbw_gbps: g.busbw_gbps}];
+  x.protocols = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, algorithm: 'RING', protocol: 'SIMPLE', channels: 24, count: 28, transfer_busbw_gbps: g.transfer.busbw_gbps}];
   x.clock.applied = true;
   x.clock.offsets.forEach((o, i) => { o.offset_us = i * -1250.5; o.bound_us = i ? 3.2 : 0; o.collectives = i ? 28 : 0; o.host = 'node' + i; });
   return html.slice(0, a) + JSON.stringify(data).replace(/</g, '\\u003c') + html.slice(b);

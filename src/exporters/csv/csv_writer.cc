@@ -164,12 +164,22 @@ class CsvWriter {
 
   void Collectives(OutputFile* f) {
     Table table(f, {"group", "group_desc", "group_size", "op", "size_min_bytes", "size_max_bytes", "count", "ranks",
-                    "total_us", "p50_us", "p99_us", "max_us", "bytes", "algbw_gbps", "busbw_gbps"});
-    for (const auto& b : job_.collectives.buckets)
+                    "total_us", "p50_us", "p99_us", "max_us", "bytes", "kernel_algbw_gbps", "kernel_busbw_gbps",
+                    "transfer_count", "waiting_pct", "transfer_algbw_gbps", "transfer_busbw_gbps", "waited_for_rank",
+                    "bench_busbw_gbps"});
+    // Unknown figures are empty cells.
+    auto gbps = [](double v, bool known) { return known ? fmt::format("{:.3f}", v) : std::string(); };
+    for (const auto& b : job_.collectives.buckets) {
+      const double wait = b.wait_share();
       table.Row({b.group_name, b.group_desc, std::to_string(b.group_size), std::string(model::CommOpName(b.op)),
                  std::to_string(b.size_lo), std::to_string(b.size_hi), std::to_string(b.count), std::to_string(b.ranks),
                  Us(b.total), Us(b.p50), Us(b.p99), Us(b.max), std::to_string(b.bytes),
-                 fmt::format("{:.3f}", b.algbw_gbps), fmt::format("{:.3f}", b.busbw_gbps)});
+                 fmt::format("{:.3f}", b.kernel_algbw_gbps), fmt::format("{:.3f}", b.kernel_busbw_gbps),
+                 std::to_string(b.transfer_count), wait < 0 ? std::string() : fmt::format("{:.2f}", 100.0 * wait),
+                 gbps(b.transfer_algbw_gbps, b.transfer > 0), gbps(b.transfer_busbw_gbps, b.transfer > 0),
+                 b.waited_for_rank < 0 ? std::string() : std::to_string(b.waited_for_rank),
+                 gbps(b.bench_busbw_gbps, b.bench_busbw_gbps >= 0)});
+    }
   }
 
   void CrossRankGroups(OutputFile* f) {

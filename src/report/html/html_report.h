@@ -21,21 +21,11 @@
 
 namespace commlens::report::html {
 
-// A benchmark's busbw against message size for one collective (commlens bench --json),
-// drawn on the same axes as the job's collectives.
-struct BenchCurve {
-  std::string op;     // model::CommOpName: "all_reduce", "all_to_all", ...
-  std::string label;  // "all_reduce (bench, 4 ranks)"
-  std::vector<int64_t> size_bytes;
-  std::vector<double> busbw_gbps;
-};
-
 struct HtmlReportOptions {
   std::string title;                  // default: "commlens report"
   int64_t step = -1;                  // profiler step of the timeline; -1: the median-length one
   std::string perfetto_href;          // relative link to the Perfetto export, "" for none
-  std::string bench_source;           // file name of the benchmark, for the legend
-  std::vector<BenchCurve> bench;
+  std::string bench_source;           // file name of the benchmark (its curves: JobAnalysis::bench)
   size_t timeline_budget = 40'000;    // rectangles in the whole step timeline
   size_t counter_points = 400;        // time bins per counter chart
 };

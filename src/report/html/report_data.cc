@@ -1,6 +1,7 @@
 #include "report/html/report_data.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cmath>
 #include <map>
@@ -8,7 +9,6 @@
 #include "model/activity_class.h"
 #include "model/collective.h"
 #include "report/html/counter_rates.h"
-#include "report/html/findings.h"
 #include "report/html/step_timeline.h"
 #include "report/json_report.h"
 
@@ -189,11 +189,24 @@ json CountersJson(const std::vector<CounterChart>& charts, TimeNs origin) {
   return arr;
 }
 
-json BenchJson(const HtmlReportOptions& o) {
+json BenchJson(const analysis::JobAnalysis& job, const HtmlReportOptions& o) {
   json j = {{"source", o.bench_source}, {"curves", json::array()}};
-  for (const auto& c : o.bench)
-    j["curves"].push_back({{"op", c.op}, {"label", c.label}, {"size_bytes", c.size_bytes}, {"busbw_gbps", c.busbw_gbps}});
+  for (const auto& c : job.bench)
+    j["curves"].push_back({{"op", std::string(model::CommOpName(c.op))},
+                           {"label", c.label},
+                           {"size_bytes", c.size_bytes},
+                           {"busbw_gbps", c.busbw_gbps}});
   return j;
+}
+
+// Durations in the analysis' sentences ("812.4 us") with the page's unit sign.
+std::string MicroSign(std::string text) {
+  for (size_t p = 0; (p = text.find(" us", p)) != std::string::npos; p += 3) {
+    const bool after_digit = p > 0 && std::isdigit(static_cast<unsigned char>(text[p - 1]));
+    const bool word_ends = p + 3 == text.size() || !std::isalpha(static_cast<unsigned char>(text[p + 3]));
+    if (after_digit && word_ends) text.replace(p, 3, " \u00b5s");
+  }
+  return text;
 }
 
 }  // namespace
@@ -214,8 +227,8 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   for (const auto& f : trace.failures) doc["inputs"]["failures"].push_back({{"path", f.path}, {"message", f.message}});
   doc["summary"] = SummaryJson(job);
   json findings = json::array();
-  for (const Finding& f : FindFindings({trace, job, options.bench}))
-    findings.push_back({{"rule", f.rule}, {"text", f.text}, {"section", f.section},
+  for (const analysis::Finding& f : job.findings)
+    findings.push_back({{"rule", f.rule}, {"text", MicroSign(f.text)}, {"section", f.section},
                         {"cost_us_per_step", Us(static_cast<TimeNs>(std::llround(f.cost_ns_per_step)))}});
   doc["findings"] = findings;
   doc["ranks"] = RanksJson(job);
@@ -239,7 +252,7 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   if (origin == INT64_MAX)
     for (const auto& c : counters) origin = std::min(origin, c.start);
   doc["counters"] = CountersJson(counters, origin == INT64_MAX ? 0 : origin);
-  doc["bench"] = BenchJson(options);
+  doc["bench"] = BenchJson(job, options);
   doc["perfetto_href"] = options.perfetto_href;
   return doc;
 }

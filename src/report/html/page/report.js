@@ -260,19 +260,12 @@
   const col = data.collectives;
   const cs = section('collectives', 'Collectives',
     'Per process group, operation and message size (power-of-two buckets): GPU time summed over ranks, and bus bandwidth by ' +
-    'nccl-tests\' definitions. ' + (data.bench.curves.length ? `Lines: the benchmark ${data.bench.source}, what this fabric reaches at each size.`
+    'nccl-tests\' definitions, over the transfer time (after the last rank arrived: what the fabric delivered) and over the ' +
+    'kernel time (waiting for late ranks included: not the fabric\'s speed). ' +
+    (data.bench.curves.length ? `Lines: the benchmark ${data.bench.source}, what this fabric reaches at each size.`
       : 'Give a benchmark run (--bench) to see what the fabric reaches at each size.'));
   if (col.buckets.length) {
-    const curveAt = (op, bytes) => {
-      for (const c of data.bench.curves) {
-        if (c.op !== op) continue;
-        const x = c.size_bytes, y = c.busbw_gbps;
-        for (let i = 0; i + 1 < x.length; i++)
-          if (bytes >= x[i] && bytes <= x[i + 1] && x[i] > 0)
-            return y[i] + Math.log(bytes / x[i]) / Math.log(x[i + 1] / x[i]) * (y[i + 1] - y[i]);
-      }
-      return null;
-    };
+    const xfer = (b) => b.transfer.busbw_gbps;  // null when no op of the bucket had a known transfer time
     const series = [];
     const keyColor = {};
     const byKey = {};
@@ -286,7 +279,9 @@
     for (const [key, bs] of Object.entries(byKey))
       series.push({name: key, type: 'scatter', color: keyColor[key],
         symbolSize: (v) => 8 + 18 * Math.sqrt(v[2] / maxTotal),
-        data: bs.filter((b) => b.count > 0 && b.bytes > 0).map((b) => [b.bytes / b.count, round(b.busbw_gbps, 2), b.total_us, b.count])});
+        data: bs.filter((b) => b.transfer.count > 0 && b.transfer.bytes > 0 && xfer(b) != null)
+          .map((b) => [b.transfer.bytes / b.transfer.count, round(xfer(b), 2), b.total_us, b.count, round(b.kernel_busbw_gbps, 2),
+            b.transfer.waiting_pct])});
     data.bench.curves.forEach((c, i) => series.push({name: c.label, type: 'line', symbol: 'circle', symbolSize: 4,
       color: SERIES[(Object.keys(keyColor).length + i) % SERIES.length], lineStyle: {width: 2, type: 'dashed'},
       data: c.size_bytes.map((x, k) => [x, round(c.busbw_gbps[k], 2)]).filter((p) => p[0] > 0)}));
@@ -301,12 +296,13 @@
     draw(chartBox(left, 'tall'), {
       tooltip: {trigger: 'item', formatter: (p) => p.seriesType === 'line'
         ? `${p.seriesName}<br>${fmtBytes(p.value[0])}: ${p.value[1]} GB/s`
-        : `${p.seriesName}<br>mean ${fmtBytes(p.value[0])}: ${p.value[1]} GB/s busbw<br>${fmtCount(p.value[3])} ops, ${fmtUs(p.value[2])} in total`},
+        : `${p.seriesName}<br>mean ${fmtBytes(p.value[0])}: ${p.value[1]} GB/s busbw moving data ` +
+          `(${p.value[4]} GB/s over the kernel time, ${p.value[5]}% of it waiting)<br>${fmtCount(p.value[3])} ops, ${fmtUs(p.value[2])} in total`},
       legend: {top: 0, type: 'scroll'},
       grid: Object.assign({}, baseGrid, {top: 48}),
       xAxis: Object.assign({type: 'log', logBase: 2, min: xmin, max: xmax, name: 'message size per rank (bytes, log scale)', nameGap: 30,
         axisLabel: {formatter: (v) => fmtBytes(v)}}, axisName),
-      yAxis: Object.assign({type: 'value', name: 'bus bandwidth (GB/s)', nameGap: 48}, axisName),
+      yAxis: Object.assign({type: 'value', name: 'bus bandwidth moving data (GB/s)', nameGap: 48}, axisName),
       series,
     });
     const right = el('div');
@@ -315,24 +311,33 @@
     const agg = {};
     for (const b of col.buckets) {
       const k = b.group + '\u0000' + b.op;
-      const a = agg[k] = agg[k] || {group: groupName(b.group, b.group_desc), op: b.op, size: b.group_size, count: 0, total: 0, bytes: 0, busbwTime: 0};
-      a.count += b.count; a.total += b.total_us; a.bytes += b.bytes; a.busbwTime += b.busbw_gbps * b.total_us;
+      const a = agg[k] = agg[k] || {group: groupName(b.group, b.group_desc), op: b.op, size: b.group_size, count: 0, total: 0, bytes: 0,
+        busbwTime: 0, xferTime: 0, measuredKernel: 0};
+      a.count += b.count; a.total += b.total_us; a.bytes += b.bytes;
+      if (xfer(b) != null) {
+        a.busbwTime += xfer(b) * b.transfer.transfer_us; a.xferTime += b.transfer.transfer_us; a.measuredKernel += b.transfer.kernel_us;
+      }
     }
-    table(right, ['group', 'op', 'ranks', 'ops', 'GPU time', 'bytes', 'busbw (GB/s)'],
+    table(right, ['group', 'op', 'ranks', 'ops', 'GPU time', 'bytes', 'waiting', 'busbw moving data (GB/s)'],
       Object.values(agg).sort((x, y) => y.total - x.total).map((a) => [a.group, a.op, a.size, fmtCount(a.count), fmtUs(a.total),
-        fmtBytes(a.bytes), a.total > 0 ? fmtBw(a.busbwTime / a.total) : '–']), [0, 1]);
+        fmtBytes(a.bytes), a.measuredKernel > 0 ? pct(100 * (1 - a.xferTime / a.measuredKernel)) : '–',
+        a.xferTime > 0 ? fmtBw(a.busbwTime / a.xferTime) : '–']), [0, 1]);
     right.append(el('h3', {}, 'Per message size'));
     const hasBench = data.bench.curves.length > 0;
-    table(right, ['group', 'op', 'size', 'ops', 'total', 'p50', 'p99', 'busbw (GB/s)'].concat(hasBench ? ['bench', '% of bench'] : []),
+    table(right, ['group', 'op', 'size', 'ops', 'total', 'p50', 'p99', 'waiting', 'busbw kernel', 'busbw moving data']
+      .concat(hasBench ? ['bench', '% of bench'] : []),
       col.buckets.map((b) => {
         const row = [groupName(b.group, b.group_desc), b.op, b.size_min_bytes < 0 ? '?' : `${fmtBytes(b.size_min_bytes)}–${fmtBytes(b.size_max_bytes)}`,
-          fmtCount(b.count), fmtUs(b.total_us), fmtUs(b.p50_us), fmtUs(b.p99_us), fmtBw(b.busbw_gbps)];
+          fmtCount(b.count), fmtUs(b.total_us), fmtUs(b.p50_us), fmtUs(b.p99_us),
+          b.transfer.waiting_pct == null ? '–' : pct(b.transfer.waiting_pct), fmtBw(b.kernel_busbw_gbps), xfer(b) == null ? '–' : fmtBw(xfer(b))];
         if (hasBench) {
-          const ref = b.count > 0 ? curveAt(b.op, b.bytes / b.count) : null;
-          row.push(ref ? fmtBw(ref) : 'outside its sizes', ref ? pct(100 * b.busbw_gbps / ref) : '–');
+          const ref = b.transfer.bench_busbw_gbps;
+          row.push(ref != null ? fmtBw(ref) : 'not measured', ref != null && xfer(b) != null ? pct(100 * xfer(b) / ref) : '–');
         }
         return row;
       }), [0, 1]);
+    right.append(el('p', {class: 'note'}, 'Waiting: the share of the kernel time before the last rank arrived. Busbw kernel: over the ' +
+      'whole kernel time, waiting included. Busbw moving data: over the transfer time; the benchmark is held against it.'));
   } else {
     cs.append(el('p', {class: 'empty'}, 'No collectives in these traces.'));
   }
@@ -394,30 +399,39 @@
         compute: ['compute ran longer', 'compute'], host_idle: ['GPU idle: the host launched late', 'host_idle'],
         other_collective: ['busy in another group\'s collectives', 'other_collective'], unknown: ['not shown (no kernels)', null], none: ['–', null],
       };
-      const perStep = X.stragglers.some((r) => r.cost_to_others_us_per_step != null);
+      const perStep = X.stragglers.some((r) => r.delay_wall_us_per_step != null);
       const kernels = X.stragglers.some((r) => r.kernels.length > 0);
-      table(xs, ['rank', 'arrived last', 'of matched', 'share', 'mean lateness', perStep ? 'others wait per step' : 'others wait (whole trace)', 'why it was late']
+      table(xs, ['rank', 'arrived last', 'of matched', 'by chance', 'mean lateness', perStep ? 'delay per step (wall)' : 'delay (wall, whole trace)',
+        perStep ? 'others waited per step (rank-time)' : 'others waited (rank-time)', 'why it was late']
         .concat(kernels ? ['kernels that ran longer'] : []),
         X.stragglers.map((r) => {
           const [words, key] = why[r.cause] || [r.cause, null];
           const excess = key && r.excess_us[key] > 0 ? ` (+${fmtUs(r.excess_us[key])})` : '';
-          return [r.rank, fmtCount(r.last_arrivals), fmtCount(r.matched), pct(r.matched ? 100 * r.last_arrivals / r.matched : 0),
-            fmtUs(r.mean_lateness_us), fmtUs(perStep ? r.cost_to_others_us_per_step : r.cost_to_others_us), words + excess]
+          const mixed = r.mixed_cause ? 'mixed: ' + Object.entries(r.cause_shares).filter(([, v]) => v >= 0.05)
+            .map(([k, v]) => `${k} ${pct(100 * v)}`).join(', ') : null;
+          return [r.rank, fmtCount(r.last_arrivals), fmtCount(r.matched), round(r.chance_arrivals, 1),
+            fmtUs(r.mean_lateness_us), fmtUs(perStep ? r.delay_wall_us_per_step : r.delay_wall_us),
+            fmtUs(perStep ? r.others_waited_rank_time_us_per_step : r.others_waited_rank_time_us), mixed || words + excess]
             .concat(kernels ? [r.kernels.length ? r.kernels.join(', ') : '–'] : []);
-        }), [6, 7]);
-      xs.append(el('p', {class: 'note'}, 'Lateness: its start minus the next latest rank\'s, when it was last. Others wait: the other ranks\' ' +
-        'waiting for it, summed over them. Why: what the rank did more than the others\' median before those collectives (the excess in brackets, summed).'));
+        }), [7, 8]);
+      xs.append(el('p', {class: 'note'}, 'By chance: last arrivals expected if the last rank were random. Lateness: its start minus the next ' +
+        'latest rank\'s, when it was last. Delay: wall time, its lateness summed. Others waited: rank-time, summed over the ranks that ' +
+        'waited. Why: what the rank did more than the others\' median before those collectives (the excess in brackets, summed); mixed ' +
+        'when no one cause holds 70% of it.'));
     }
 
     if (X.contention.length) {
       xs.append(el('h3', {}, 'Process groups slowing each other'));
-      table(xs, ['group', 'op', 'size', 'alone: ops', 'busbw (GB/s)', 'overlapped: ops', 'busbw (GB/s)', '% of alone', 'while these ran'],
-        X.contention.map((c) => [gname(c.group), c.op, sizeOf(c.group, c.op, c.size_min_bytes), fmtCount(c.alone.count), fmtBw(c.alone.busbw_gbps),
-          fmtCount(c.overlapped.count), fmtBw(c.overlapped.busbw_gbps),
-          c.alone.busbw_gbps > 0 && c.overlapped.count > 0 ? pct(100 * c.overlapped.busbw_gbps / c.alone.busbw_gbps) : '–',
-          c.overlapped.with_groups.map(gname).join(', ') || '–']), [0, 1, 8]);
+      const spread = (b) => b.count === 0 ? '–' : !b.enough_samples ? 'too few samples'
+        : `${fmtBw(b.busbw_median_gbps)} (${fmtBw(b.busbw_p25_gbps)}–${fmtBw(b.busbw_p75_gbps)})`;
+      table(xs, ['group', 'op', 'size', 'alone: ops', 'busbw median (IQR)', 'overlapped: ops', 'busbw median (IQR)', '% of alone', 'while these ran'],
+        X.contention.map((c) => [gname(c.group), c.op, sizeOf(c.group, c.op, c.size_min_bytes), fmtCount(c.alone.count), spread(c.alone),
+          fmtCount(c.overlapped.count), spread(c.overlapped),
+          c.alone.enough_samples && c.overlapped.enough_samples ? pct(100 * c.overlapped.busbw_median_gbps / c.alone.busbw_median_gbps) : '–',
+          c.with_groups.map(gname).join(', ') || '–']), [0, 1, 8]);
       xs.append(el('p', {class: 'note'}, `Two groups' collectives ran at once for ${fmtUs(X.contended_time_us)}, summed over ranks. ` +
-        'Bus bandwidth time-weighted: the bytes over the time, alone and while another group\'s collective ran on the same rank.'));
+        'Bus bandwidth of each op over its transfer time (after its last rank arrived), alone and while another group\'s collective ' +
+        'moved data on the same rank: the median and quartiles, shown from 5 ops.'));
     }
 
     const P = X.pipeline;
@@ -449,9 +463,9 @@
 
     if (X.protocols.length) {
       xs.append(el('h3', {}, 'NCCL algorithm and protocol'));
-      table(xs, ['group', 'op', 'size', 'algorithm', 'protocol', 'channels', 'ops', 'busbw (GB/s)'],
+      table(xs, ['group', 'op', 'size', 'algorithm', 'protocol', 'channels', 'ops', 'busbw moving data (GB/s)'],
         X.protocols.map((r) => [gname(r.group), r.op, sizeOf(r.group, r.op, r.size_min_bytes), r.algorithm, r.protocol,
-          r.channels < 0 ? '?' : r.channels, fmtCount(r.count), fmtBw(r.busbw_gbps)]), [0, 1, 3, 4]);
+          r.channels < 0 ? '?' : r.channels, fmtCount(r.count), r.transfer_busbw_gbps > 0 ? fmtBw(r.transfer_busbw_gbps) : '–']), [0, 1, 3, 4]);
       xs.append(el('p', {class: 'note'}, 'NCCL\'s most frequent choice per group, operation and message size, as the trace records it.'));
     }
 

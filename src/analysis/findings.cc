@@ -1,4 +1,4 @@
-#include "report/html/findings.h"
+#include "analysis/findings.h"
 
 #include <fmt/format.h>
 
@@ -8,14 +8,20 @@
 #include <cmath>
 #include <map>
 
+#include "analysis/analyze.h"
+#include "common/units.h"
 #include "model/collective.h"
-#include "report/text_report.h"
 
-namespace commlens::report::html {
+namespace commlens::analysis {
 
 namespace {
 
 using model::TimeNs;
+
+struct FindingsInput {
+  const model::Trace& trace;
+  const JobAnalysis& job;
+};
 
 // Thresholds below which a rule stays quiet.
 constexpr double kMinExposedPct = 3.0;
@@ -24,29 +30,23 @@ constexpr double kMinComputeImbalance = 0.05;
 constexpr TimeNs kMinSkew = 50'000;
 constexpr double kMaxBenchFraction = 0.6;
 constexpr double kMinCollectiveShare = 0.1;
+constexpr double kMostlyWaiting = 0.5;  // a bucket whose kernel time is at least half waiting
 constexpr size_t kMaxNicFindings = 5;  // ports named one by one; the rest in one line
 
-// A duration as the page writes it (text_report's FormatDuration, with the micro sign).
-std::string Dur(double ns) {
-  const double a = std::abs(ns);
-  if (a < 1e3) return fmt::format("{:.0f} ns", ns);
-  if (a < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
-  if (a < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
-  return fmt::format("{:.3f} s", ns / 1e9);
-}
+std::string Dur(double ns) { return FormatDuration(static_cast<int64_t>(ns)); }
 
 // Steps the per-rank totals cover (the job's profiler steps), at least 1.
-double StepCount(const analysis::JobAnalysis& job) {
+double StepCount(const JobAnalysis& job) {
   return job.steps.empty() ? 1.0 : static_cast<double>(job.steps.size());
 }
-const char* PerStep(const analysis::JobAnalysis& job) {
+const char* PerStep(const JobAnalysis& job) {
   return job.steps.empty() ? "over the trace" : "per step";
 }
 
 // One field of a step, as the page's summary shows it: the mean over the job's steps of
 // their per-step means; without steps, the mean over ranks of the whole window.
 template <typename F>
-double StepMean(const analysis::JobAnalysis& job, F field) {
+double StepMean(const JobAnalysis& job, F field) {
   double sum = 0;
   if (!job.steps.empty()) {
     for (const auto& s : job.steps) sum += static_cast<double>(field(s.mean));
@@ -58,7 +58,7 @@ double StepMean(const analysis::JobAnalysis& job, F field) {
 
 // Mean over ranks of one field of the whole-window breakdown.
 template <typename F>
-double MeanOverRanks(const analysis::JobAnalysis& job, F field) {
+double MeanOverRanks(const JobAnalysis& job, F field) {
   if (job.ranks.empty()) return 0;
   double sum = 0;
   for (const auto& a : job.ranks) sum += static_cast<double>(field(a.time.total));
@@ -70,7 +70,7 @@ std::string GroupName(const std::string& name, const std::string& desc) {
 }
 
 // The group's description where the analysis knows one ("DP", "EP"), as GroupName writes it.
-std::string GroupLabel(const analysis::JobAnalysis& job, const std::string& name) {
+std::string GroupLabel(const JobAnalysis& job, const std::string& name) {
   for (const auto& g : job.collectives.groups)
     if (g.group_name == name) return GroupName(name, g.group_desc);
   return GroupName(name, "");
@@ -83,54 +83,21 @@ std::string Join(const std::vector<std::string>& items, size_t max) {
   return out;
 }
 
-// Durations inside sentences the analysis wrote ("up to 812 us") in the page's unit sign.
-std::string MicroSign(std::string text) {
-  for (size_t p = 0; (p = text.find(" us", p)) != std::string::npos; p += 3) {
-    const bool after_digit = p > 0 && std::isdigit(static_cast<unsigned char>(text[p - 1]));
-    const bool word_ends = p + 3 == text.size() || !std::isalpha(static_cast<unsigned char>(text[p + 3]));
-    if (after_digit && word_ends) text.replace(p, 3, " µs");
-  }
-  return text;
-}
-
-// Ranks that arrive last more often than chance (1/n of the time; the summary's test),
-// with what the others wait for them per step and why they were late.
+// The rank the summary names (the longest delay, consistently late, above the steps'
+// noise), in the summary's words: the finding is the verdict. Cost: its delay, wall time.
 void Stragglers(const FindingsInput& in, std::vector<Finding>* out) {
-  const analysis::CrossRankAnalysis& x = in.job.cross_rank;
-  const size_t ranks = std::max<size_t>(in.trace.ranks.size(), 2);
-  for (const analysis::Straggler& s : x.stragglers) {
-    if (s.matched < 4) continue;
-    const double share = static_cast<double>(s.last_arrivals) / static_cast<double>(s.matched);
-    if (share < 1.5 / static_cast<double>(ranks)) continue;
-    const double cost = s.cost_per_step >= 0 ? s.cost_per_step : static_cast<double>(s.cost_to_others);
-    std::string text = fmt::format(
-        "Rank {} arrives last at {:.0f}% of collectives ({} of {}), on average {} after the next latest; "
-        "the others together wait for it {} {}.",
-        s.rank, 100.0 * share, s.last_arrivals, s.matched, Dur(static_cast<double>(s.mean_lateness)), Dur(cost),
-        s.cost_per_step >= 0 ? "per step" : "over the trace");
-    switch (s.cause) {
-      case analysis::LateCause::kCompute:
-        text += " Before those collectives its compute ran longer than the others'";
-        text += s.kernels.empty() ? "." : " (" + Join(s.kernels, 3) + ").";
-        break;
-      case analysis::LateCause::kHostIdle:
-        text += " Before them its GPU sat idle while the others computed: the host launched late "
-                "(CPU- or data-loading-bound).";
-        break;
-      case analysis::LateCause::kOtherCollective:
-        text += " Before them it was busy in another process group's collectives.";
-        break;
-      case analysis::LateCause::kUnknown: text += " The trace does not show why (it records no kernels)."; break;
-      case analysis::LateCause::kNone: break;
-    }
-    out->push_back({"straggler", text, "crossrank", cost});
-  }
+  const CrossRankAnalysis& x = in.job.cross_rank;
+  if (x.stragglers.empty()) return;
+  const Straggler& s = x.stragglers.front();
+  const double delay = s.delay_per_step >= 0 ? s.delay_per_step : static_cast<double>(s.delay);
+  if (!s.consistent || delay < static_cast<double>(x.noise.noise)) return;
+  out->push_back({"straggler", x.summary, "crossrank", delay});
 }
 
 // A hang or desync stops the job: no per-step cost describes it, so it is listed first.
 void Hangs(const FindingsInput& in, std::vector<Finding>* out) {
-  for (const analysis::Hang& h : in.job.cross_rank.hangs) {
-    std::string text = MicroSign(h.detail);
+  for (const Hang& h : in.job.cross_rank.hangs) {
+    std::string text = h.detail;
     if (!text.empty()) text[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(text[0])));
     out->push_back({h.desync ? "desync" : "hang", text + ".", "crossrank", 0.0, true});
   }
@@ -140,9 +107,9 @@ void Hangs(const FindingsInput& in, std::vector<Finding>* out) {
 // cost per step: what a resend or a retrained link cost the job is not in the counters.
 // The ports with the most events first; past kMaxNicFindings, one line counts the rest.
 void NicErrors(const FindingsInput& in, std::vector<Finding>* out) {
-  const analysis::CounterAnalysis& c = in.job.counters;
-  std::vector<const analysis::NicFinding*> found;
-  for (const analysis::NicFinding& f : c.findings) found.push_back(&f);
+  const CounterAnalysis& c = in.job.counters;
+  std::vector<const NicFinding*> found;
+  for (const NicFinding& f : c.findings) found.push_back(&f);
   std::stable_sort(found.begin(), found.end(), [&](const auto* a, const auto* b) {
     return c.nics[a->port].errors > c.nics[b->port].errors;
   });
@@ -161,31 +128,34 @@ void NicErrors(const FindingsInput& in, std::vector<Finding>* out) {
                   "counters", 0.0});
 }
 
-// A group's collectives against themselves while another group's ran on the same rank.
-// Cost: the overlapped ops' share of the bucket's time, less what it would take at the
-// bandwidth they reach alone, per rank and step.
+// A group's collectives moving data while another group's moved data on the same rank,
+// against those that moved alone: only when both sides have enough samples and the
+// overlapped median is below the alone quartile (slower beyond the alone ops' own
+// spread). Cost: the overlapped ops' share of the bucket's transfer time, less what it
+// would take at the alone median, per rank and step.
 void Contention(const FindingsInput& in, std::vector<Finding>* out) {
-  for (const analysis::ContentionRow& c : in.job.cross_rank.contention) {
-    if (c.overlapped_count == 0 || c.alone_count == 0 || c.alone_busbw <= 0) continue;
-    const double ratio = c.overlapped_busbw / c.alone_busbw;
+  for (const ContentionRow& c : in.job.cross_rank.contention) {
+    if (!c.alone.enough() || !c.overlapped.enough() || c.overlapped.median >= c.alone.p25 || c.alone.median <= 0)
+      continue;
+    const double ratio = c.overlapped.median / c.alone.median;
     double lost = 0;
     std::string size;
     for (const auto& b : in.job.collectives.buckets) {
       if (b.group_name != c.group || b.op != c.op || b.size_lo != c.size_lo || b.count == 0) continue;
-      if (b.size_lo >= 0) size = " of " + FormatBytes(b.size_lo) + "–" + FormatBytes(b.size_hi);
-      if (ratio < 1)
-        lost = static_cast<double>(b.total) * static_cast<double>(c.overlapped_count) /
-               static_cast<double>(c.alone_count + c.overlapped_count) * (1 - ratio);
+      if (b.size_lo >= 0) size = " of " + FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
+      lost = static_cast<double>(b.transfer) * static_cast<double>(c.overlapped.count) /
+             static_cast<double>(c.alone.count + c.overlapped.count) * (1 / ratio - 1) * ratio;
     }
     if (!in.job.ranks.empty()) lost /= static_cast<double>(in.job.ranks.size()) * StepCount(in.job);
     std::vector<std::string> with;
     for (const auto& g : c.with_groups) with.push_back(GroupLabel(in.job, g));
     out->push_back({"contention",
-                    fmt::format("{} {}{} runs at {:.0f}% of its alone bandwidth ({:.1f} against {:.1f} GB/s) "
-                                "while {} run{} ({} of {} ops overlapped).",
-                                GroupLabel(in.job, c.group), model::CommOpName(c.op), size, 100.0 * ratio,
-                                c.overlapped_busbw, c.alone_busbw, Join(with, 3), with.size() == 1 ? "s" : "",
-                                c.overlapped_count, c.alone_count + c.overlapped_count),
+                    fmt::format("{} {}{} moves data at {:.0f}% of its alone bandwidth while {} move{} data on the "
+                                "same rank (busbw over the transfer time, median {:.1f} against {:.1f} GB/s; {} "
+                                "overlapped, {} alone); about {} per rank and step lost.",
+                                GroupLabel(in.job, c.group), model::CommOpName(c.op), size, 100.0 * ratio, Join(with, 3),
+                                with.size() == 1 ? "s" : "", c.overlapped.median, c.alone.median, c.overlapped.count,
+                                c.alone.count, Dur(lost)),
                     "crossrank", lost});
   }
 }
@@ -193,7 +163,7 @@ void Contention(const FindingsInput& in, std::vector<Finding>* out) {
 // The bubble beyond the ideal of the schedule, (p - 1) / (m + p - 1), is what a better
 // balance of the stages could win back: its share of the step.
 void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
-  const analysis::Pipeline& p = in.job.cross_rank.pipeline;
+  const Pipeline& p = in.job.cross_rank.pipeline;
   if (!p.detected) return;
   const double span = StepMean(in.job, [](const auto& b) { return b.span; });
   const double cost = std::max(0.0, p.bubble_fraction - p.ideal_fraction) * span;
@@ -215,7 +185,7 @@ void ClockAlignment(const FindingsInput& in, std::vector<Finding>* out) {
                                  "rank {}{} at {}",
                                  top->rank, top->host.empty() ? "" : " (host " + top->host + ")",
                                  Dur(static_cast<double>(top->offset)));
-  text += top->bound >= 0 ? fmt::format(", known within ± {} ({} collectives).", Dur(static_cast<double>(top->bound)),
+  text += top->bound >= 0 ? fmt::format(", known within +-{} ({} collectives).", Dur(static_cast<double>(top->bound)),
                                         top->samples)
                           : " (no collective linked its clock: not bounded).";
   out->push_back({"clock_alignment", text, "crossrank", 0.0});
@@ -246,32 +216,42 @@ void Idle(const FindingsInput& in, std::vector<Finding>* out) {
   const double total = kind[0] + kind[1] + kind[2];
   const int top = static_cast<int>(std::max_element(kind.begin(), kind.end()) - kind.begin());
   static constexpr const char* kWhy[3] = {
-      "host wait: the CPU launched the next kernel after the GPU had finished the last one",
-      "kernel wait: short gaps between queued kernels (launch overhead)",
-      "other: long waits with work queued (events, other streams, synchronisation)"};
+      "host wait (the CPU launched the next kernel after the stream had finished the last one)",
+      "kernel wait (short gaps between queued kernels: launch overhead)",
+      "other (long waits with work queued: events, other streams, synchronisation)"};
   const double per_step = idle;
-  std::string text = fmt::format("The GPUs are idle {} {} ({:.1f}% of the time).", Dur(per_step),
-                                 PerStep(in.job), 100.0 * idle / span);
+  std::string text = fmt::format("The GPUs are idle {} {} ({:.1f}% of the time, no kernel on any stream; mean rank).",
+                                 Dur(per_step), PerStep(in.job), 100.0 * idle / span);
+  // Gaps are measured per stream (a stream waits while another may run): their kinds say
+  // why streams wait, summed over streams, not how the GPU's idle time splits.
   if (total > 0)
-    text += fmt::format(" Of the streams' idle time, {:.0f}% is {}.", 100.0 * kind[top] / total, kWhy[top]);
+    text += fmt::format(" Of the gaps between kernels of one stream (summed over streams), {:.0f}% of the time is {}.",
+                        100.0 * kind[top] / total, kWhy[top]);
   out->push_back({"idle", text, "idle", per_step});
 }
 
+// A rank that computes longer than the mean rank, only when the cross-rank table shows
+// the others waiting for it (it arrives last at its collectives beyond chance): extra
+// compute that is hidden behind others' waits or overlapped costs nothing.
 void ComputeImbalance(const FindingsInput& in, std::vector<Finding>* out) {
   if (in.job.ranks.size() < 2) return;
   const double mean = MeanOverRanks(in.job, [](const auto& b) { return b.compute; });
-  const analysis::RankAnalysis* slow = nullptr;
+  const RankAnalysis* slow = nullptr;
   for (const auto& a : in.job.ranks)
     if (!slow || a.time.total.compute > slow->time.total.compute) slow = &a;
   if (mean <= 0 || static_cast<double>(slow->time.total.compute) < mean * (1 + kMinComputeImbalance)) return;
+  const Straggler* late = nullptr;
+  for (const Straggler& s : in.job.cross_rank.stragglers)
+    if (s.rank == slow->trace->rank && s.consistent) late = &s;
+  if (late == nullptr) return;
   const double steps = StepCount(in.job);
   const double extra = (static_cast<double>(slow->time.total.compute) - mean) / steps;
   out->push_back({"compute_imbalance",
-                  fmt::format("Rank {} computes {:.0f}% longer than the mean rank ({} against {} {}); "
-                              "the others wait for it at the next collective.",
+                  fmt::format("Rank {} computes {:.0f}% longer than the mean rank ({} against {} {}) and arrives "
+                              "last at {} of its {} collectives: the others wait for it.",
                               slow->trace->rank, 100.0 * (static_cast<double>(slow->time.total.compute) / mean - 1),
                               Dur(static_cast<double>(slow->time.total.compute) / steps), Dur(mean / steps),
-                              PerStep(in.job)),
+                              PerStep(in.job), late->last_arrivals, late->matched),
                   "breakdown", extra});
 }
 
@@ -288,64 +268,92 @@ void Skew(const FindingsInput& in, std::vector<Finding>* out) {
   }
 }
 
+// The op that takes the most collective time, with the bandwidth it reaches while moving
+// data. Evidence, no cost of its own.
 void BusiestCollective(const FindingsInput& in, std::vector<Finding>* out) {
-  std::map<std::pair<std::string, model::CommOp>, std::pair<TimeNs, int64_t>> per_op;
+  struct Acc {
+    TimeNs total = 0, transfer = 0;
+    int64_t transfer_bytes = 0;
+    std::string desc;
+    int size = 0;
+  };
+  std::map<std::pair<std::string, model::CommOp>, Acc> per_op;
   TimeNs all = 0;
-  const analysis::CollectiveBucket* any = nullptr;
   for (const auto& b : in.job.collectives.buckets) {
-    auto& [t, bytes] = per_op[{b.group_name, b.op}];
-    t += b.total;
-    bytes += b.bytes;
+    Acc& a = per_op[{b.group_name, b.op}];
+    a.total += b.total;
+    a.transfer += b.transfer;
+    a.transfer_bytes += b.transfer_bytes;
+    a.desc = b.group_desc;
+    a.size = b.group_size;
     all += b.total;
-    any = &b;
   }
-  if (!any || all <= 0 || in.job.ranks.empty()) return;
+  if (per_op.empty() || all <= 0 || in.job.ranks.empty()) return;
   const auto top = std::max_element(per_op.begin(), per_op.end(),
-                                    [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
-  std::string desc;
-  int size = 0;
-  for (const auto& b : in.job.collectives.buckets)
-    if (b.group_name == top->first.first && b.op == top->first.second) {
-      desc = b.group_desc;
-      size = b.group_size;
-    }
-  const auto [t, bytes] = top->second;
-  const double per_rank_step = static_cast<double>(t) / static_cast<double>(in.job.ranks.size()) / StepCount(in.job);
-  const double busbw = t > 0 ? static_cast<double>(bytes) / static_cast<double>(t) *
-                                   model::BusBwFactor(top->first.second, size)
-                             : 0;
-  out->push_back({"busiest_collective",
-                  fmt::format("{} in {} takes {:.0f}% of collective time: {} {} on each rank, at {:.1f} GB/s "
-                              "bus bandwidth.",
-                              model::CommOpName(top->first.second), GroupName(top->first.first, desc),
-                              100.0 * static_cast<double>(t) / static_cast<double>(all), Dur(per_rank_step),
-                              PerStep(in.job), busbw),
-                  "collectives", 0.0});
+                                    [](const auto& a, const auto& b) { return a.second.total < b.second.total; });
+  const Acc& a = top->second;
+  const double per_rank_step = static_cast<double>(a.total) / static_cast<double>(in.job.ranks.size()) / StepCount(in.job);
+  std::string text = fmt::format("{} in {} takes {:.0f}% of collective time: {} {} on each rank (kernel time)",
+                                 model::CommOpName(top->first.second), GroupName(top->first.first, a.desc),
+                                 100.0 * static_cast<double>(a.total) / static_cast<double>(all), Dur(per_rank_step),
+                                 PerStep(in.job));
+  if (a.transfer > 0 && a.transfer_bytes > 0)
+    text += fmt::format("; moving data it reaches {:.1f} GB/s bus bandwidth",
+                        static_cast<double>(a.transfer_bytes) / static_cast<double>(a.transfer) *
+                            model::BusBwFactor(top->first.second, a.size));
+  out->push_back({"busiest_collective", text + ".", "collectives", 0.0});
 }
 
+// Measured while moving data, a bucket far below what the benchmark measured at its size:
+// the fabric (or NCCL's choice) is slow there. Cost: the transfer time beyond what the
+// benchmark's bandwidth would take, per rank and step.
 void BenchGap(const FindingsInput& in, std::vector<Finding>* out) {
   TimeNs all = 0;
   for (const auto& b : in.job.collectives.buckets) all += b.total;
   if (all <= 0 || in.job.ranks.empty()) return;
   for (const auto& b : in.job.collectives.buckets) {
-    if (b.count == 0 || b.bytes <= 0 || static_cast<double>(b.total) < kMinCollectiveShare * all) continue;
-    const std::string op(model::CommOpName(b.op));
-    for (const BenchCurve& curve : in.bench) {
-      if (curve.op != op) continue;
-      const double bytes = static_cast<double>(b.bytes) / static_cast<double>(b.count);
-      const double peak = BenchBusBwAt(curve, bytes);
-      if (peak <= 0 || b.busbw_gbps >= kMaxBenchFraction * peak) continue;
-      const double lost = static_cast<double>(b.total) * (1 - b.busbw_gbps / peak) /
-                          static_cast<double>(in.job.ranks.size()) / StepCount(in.job);
-      out->push_back({"bench_gap",
-                      fmt::format("{} of {}–{} in {} reaches {:.1f} GB/s bus bandwidth, {:.0f}% of the "
-                                  "benchmark's {:.1f} GB/s at that size.",
-                                  op, FormatBytes(b.size_lo), FormatBytes(b.size_hi),
-                                  GroupName(b.group_name, b.group_desc), b.busbw_gbps,
-                                  100.0 * b.busbw_gbps / peak, peak),
-                      "collectives", lost});
-      break;
-    }
+    if (b.bench_busbw_gbps <= 0 || b.transfer <= 0 || static_cast<double>(b.total) < kMinCollectiveShare * all) continue;
+    const double ratio = b.transfer_busbw_gbps / b.bench_busbw_gbps;
+    if (ratio >= kMaxBenchFraction) continue;
+    const double lost = static_cast<double>(b.transfer) * (1 - ratio) / static_cast<double>(in.job.ranks.size()) /
+                        StepCount(in.job);
+    out->push_back({"bench_gap",
+                    fmt::format("{} of {}-{} in {} moves data at {:.1f} GB/s bus bandwidth (over the transfer time, "
+                                "after the last rank arrived), {:.0f}% of the benchmark's {:.1f} GB/s at that size; "
+                                "about {} per rank and step lost.",
+                                model::CommOpName(b.op), FormatBytes(b.size_lo), FormatBytes(b.size_hi),
+                                GroupName(b.group_name, b.group_desc), b.transfer_busbw_gbps, 100.0 * ratio,
+                                b.bench_busbw_gbps, Dur(lost)),
+                    "collectives", lost});
+  }
+}
+
+// A bucket whose kernel time is mostly waiting for the last rank: its kernel-time
+// bandwidth would blame the fabric, which (moving data) does well. Cost: what the mean
+// rank waits in it per step.
+void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
+  TimeNs all = 0;
+  for (const auto& b : in.job.collectives.buckets) all += b.total;
+  if (all <= 0 || in.job.ranks.empty()) return;
+  for (const auto& b : in.job.collectives.buckets) {
+    const double wait = b.wait_share();
+    if (wait < kMostlyWaiting || static_cast<double>(b.total) < kMinCollectiveShare * all || b.transfer <= 0) continue;
+    const double waiting = static_cast<double>(b.transfer_kernel - b.transfer) *
+                           static_cast<double>(b.count - b.untimed) / static_cast<double>(b.transfer_count) /
+                           static_cast<double>(in.job.ranks.size()) / StepCount(in.job);
+    std::string text = fmt::format(
+        "{} of {}-{} in {} spends {:.0f}% of its kernel time waiting for the last rank to arrive{}; moving data it "
+        "reaches {:.1f} GB/s bus bandwidth",
+        model::CommOpName(b.op), b.size_lo < 0 ? "?" : FormatBytes(b.size_lo), b.size_lo < 0 ? "?" : FormatBytes(b.size_hi),
+        GroupName(b.group_name, b.group_desc), 100.0 * wait,
+        b.waited_for_rank >= 0 ? fmt::format(" (most of it for rank {})", b.waited_for_rank) : "", b.transfer_busbw_gbps);
+    if (b.bench_busbw_gbps > 0)
+      text += fmt::format(" ({:.0f}% of the benchmark's {:.1f} GB/s at that size)",
+                          100.0 * b.transfer_busbw_gbps / b.bench_busbw_gbps, b.bench_busbw_gbps);
+    text += fmt::format(" against {:.1f} GB/s over the kernel time. The network is not the bottleneck here: the ranks "
+                        "wait for each other, the mean rank {} {} in it.",
+                        b.kernel_busbw_gbps, Dur(waiting), PerStep(in.job));
+    out->push_back({"waiting_not_network", text, "collectives", waiting});
   }
 }
 
@@ -353,26 +361,13 @@ using Rule = void (*)(const FindingsInput&, std::vector<Finding>*);
 // Every rule, in no particular order: the findings are sorted by cost.
 // Findings of equal cost keep this order (NIC errors before the evidence without a cost).
 constexpr Rule kRules[] = {Stragglers, Hangs, NicErrors, Contention, PipelineBubble, ClockAlignment, ExposedComm,
-                           Idle, ComputeImbalance, Skew, BenchGap, BusiestCollective};
+                           Idle, ComputeImbalance, Skew, WaitingNotNetwork, BenchGap, BusiestCollective};
 
 }  // namespace
 
-double BenchBusBwAt(const BenchCurve& curve, double bytes) {
-  const auto& x = curve.size_bytes;
-  const auto& y = curve.busbw_gbps;
-  for (size_t i = 0; i + 1 < x.size() && i + 1 < y.size(); ++i) {
-    if (bytes < static_cast<double>(x[i]) || bytes > static_cast<double>(x[i + 1]) || x[i] <= 0) continue;
-    const double f = x[i + 1] > x[i] ? std::log(bytes / static_cast<double>(x[i])) /
-                                           std::log(static_cast<double>(x[i + 1]) / static_cast<double>(x[i]))
-                                     : 0.0;
-    return y[i] + f * (y[i + 1] - y[i]);
-  }
-  if (x.size() == 1 && static_cast<double>(x[0]) == bytes) return y[0];
-  return 0;
-}
-
-std::vector<Finding> FindFindings(const FindingsInput& in) {
+std::vector<Finding> FindFindings(const model::Trace& trace, const JobAnalysis& job) {
   std::vector<Finding> out;
+  const FindingsInput in{trace, job};
   for (Rule rule : kRules) rule(in, &out);
   std::stable_sort(out.begin(), out.end(),
                    [](const Finding& a, const Finding& b) {
@@ -382,4 +377,4 @@ std::vector<Finding> FindFindings(const FindingsInput& in) {
   return out;
 }
 
-}  // namespace commlens::report::html
+}  // namespace commlens::analysis

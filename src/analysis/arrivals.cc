@@ -1,0 +1,48 @@
+#include "analysis/arrivals.h"
+
+#include <algorithm>
+
+namespace commlens::analysis {
+
+model::TimeNs Arrivals::Transfer(const model::Trace& trace, size_t r, uint32_t row) const {
+  const model::TimeNs last = last_start[r][row];
+  if (last == model::kNoTime) return -1;
+  const model::CommOps& c = trace.ranks[r].comms;
+  return c.end[row] - std::max(last, c.start[row]);
+}
+
+Arrivals ComputeArrivals(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window) {
+  Arrivals out;
+  out.last_start.resize(trace.ranks.size());
+  out.last_rank.resize(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    out.last_start[r].assign(trace.ranks[r].comms.size(), model::kNoTime);
+    out.last_rank[r].assign(trace.ranks[r].comms.size(), model::kNoIndex);
+  }
+  const model::MatchedOps& m = trace.matched;
+  for (size_t k = 0; k < m.size(); ++k) {
+    const uint32_t n = m.members(k);
+    if (n < 2 || !model::AllGpuTimed(trace, k)) continue;
+    bool whole = true;
+    for (uint32_t j = m.first[k]; j < m.first[k + 1] && whole; ++j) whole = in_window[m.rank_index[j]][m.row[j]];
+    // A member the job lacks (its rank's file is not among the inputs) may have come last.
+    const int size = trace.groups[m.group[k]].size;
+    if (!whole || (m.kind[k] != model::MatchKind::kP2p && size > 0 && n < static_cast<uint32_t>(size))) continue;
+    uint32_t last = m.first[k];
+    model::TimeNs first_end = m.end[last];
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
+      if (m.start[j] > m.start[last]) last = j;
+      first_end = std::min(first_end, m.end[j]);
+    }
+    // An op cannot end before its last member started: where one does, the clocks
+    // disagree and no member's transfer time means anything.
+    if (first_end < m.start[last]) continue;
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
+      out.last_start[m.rank_index[j]][m.row[j]] = m.start[last];
+      out.last_rank[m.rank_index[j]][m.row[j]] = m.rank_index[last];
+    }
+  }
+  return out;
+}
+
+}  // namespace commlens::analysis
