@@ -4,10 +4,26 @@
 
 namespace commlens::analysis {
 
+WindowOptions WindowFor(const AnalyzeOptions& options) {
+  WindowOptions w = options.window;
+  if (!w.all_events && options.steps && options.steps->CutsWindow()) {
+    w.cut_to_steps = true;
+    w.steps = options.steps->Windowed();
+  }
+  return w;
+}
+
+std::vector<const JobStepBreakdown*> JobAnalysis::SummarizedSteps() const {
+  std::vector<const JobStepBreakdown*> out;
+  for (const JobStepBreakdown& s : steps)
+    if (s.left_out.empty()) out.push_back(&s);
+  return out;
+}
+
 RankAnalysis AnalyzeRank(const model::RankTrace& r, const AnalyzeOptions& options) {
   RankAnalysis a;
   a.trace = &r;
-  a.window = SelectActivities(r, options.window);
+  a.window = SelectActivities(r, WindowFor(options));
   a.time = ComputeRankTimeBreakdown(r, a.window);
   a.kernels = ComputeKernelBreakdown(r, a.window.rows, options.top_kernels);
   a.idle = ComputeIdleGaps(r, a.window.rows, options.idle);
@@ -16,9 +32,11 @@ RankAnalysis AnalyzeRank(const model::RankTrace& r, const AnalyzeOptions& option
 }
 
 JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
+  AnalyzeOptions o = options;
+  if (!o.steps) o.steps = ChooseSteps(trace).value();  // the rule alone cannot fail
   std::vector<RankAnalysis> ranks(trace.ranks.size());
-  ParallelFor(trace.ranks.size(), options.threads, [&](size_t i) { ranks[i] = AnalyzeRank(trace.ranks[i], options); });
-  return AnalyzeJob(trace, std::move(ranks), options);
+  ParallelFor(trace.ranks.size(), o.threads, [&](size_t i) { ranks[i] = AnalyzeRank(trace.ranks[i], o); });
+  return AnalyzeJob(trace, std::move(ranks), o);
 }
 
 JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> ranks, const AnalyzeOptions& options,
@@ -38,7 +56,14 @@ JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> rank
     in_window.push_back(a.ops_in_window);
   }
   job.steps = MeanStepBreakdowns(times);
-  const StepNoise noise = MeasureStepNoise(job.steps, times);
+  // Which steps the summary covers: all of them with --all-events.
+  if (options.steps && !options.window.all_events) job.step_choice = *options.steps;
+  for (JobStepBreakdown& s : job.steps)
+    for (const StepChoice::Step& c : job.step_choice.steps)
+      if (c.number == s.number) s.left_out = c.left_out;
+  std::vector<JobStepBreakdown> summarized;
+  for (const JobStepBreakdown* s : job.SummarizedSteps()) summarized.push_back(*s);
+  const StepNoise noise = MeasureStepNoise(summarized, times);
   job.kernels = MergeKernelBreakdowns(kernels, options.top_kernels);
   const Arrivals arrivals = ComputeArrivals(trace, in_window);
   job.bench = options.bench;

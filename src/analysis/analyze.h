@@ -2,6 +2,7 @@
 // cross-rank ones as a reduce over their small results.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "analysis/idle_gaps.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/nic_analysis.h"
+#include "analysis/step_choice.h"
 #include "analysis/stretch_questions.h"
 #include "analysis/time_breakdown.h"
 #include "analysis/window.h"
@@ -20,6 +22,9 @@ namespace commlens::analysis {
 
 struct AnalyzeOptions {
   WindowOptions window;
+  // The steps the summary covers (step_choice.h); unset, Analyze applies the warm-up rule.
+  // The per-rank analyses cut their window to it (WindowFor).
+  std::optional<StepChoice> steps;
   IdleOptions idle;
   size_t top_kernels = 10;
   int threads = 0;  // 0: one per hardware thread
@@ -51,7 +56,14 @@ struct JobAnalysis {
   CounterAnalysis counters;             // NIC ports, GPU metrics, wire against claimed bytes
   std::vector<BenchCurve> bench;        // the benchmark the bandwidths were held against
   std::vector<Finding> findings;        // the verdict: every report opens with it
+  StepChoice step_choice;               // which steps |steps| the summary covers
+  // The steps the summary covers (every step but those left out), in step order.
+  std::vector<const JobStepBreakdown*> SummarizedSteps() const;
 };
+
+// The window options the per-rank analyses use: |options.window|, cut to the steps the
+// summary covers when it leaves some out (not with --all-events).
+WindowOptions WindowFor(const AnalyzeOptions& options);
 
 JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options);
 

@@ -141,12 +141,15 @@ CrossRankAnalysis AnalyzeCrossRank(const model::Trace& trace, const std::vector<
                                    const DoingAtLookup& doing_at) {
   CrossRankAnalysis out;
   out.noise = noise;
-  out.stragglers = FindStragglers(trace, in_window, noise.steps, gpu, &out.steps);
+  out.stragglers = FindStragglers(trace, in_window, noise, gpu, &out.steps);
   out.hangs = FindHangs(trace, in_window, doing_at);
   AnalyzeContention(trace, in_window, arrivals, &out);
   out.pipeline = DetectPipeline(trace, in_window, gpu);
   out.protocols = ProtocolsUsed(trace, in_window, collectives);
   out.summary = Summary(out, collectives);
+  if (!trace.missing_ranks.empty())
+    out.summary = fmt::format("Partial job ({} of {} ranks; the others have no trace): {}", trace.ranks.size(),
+                              trace.world_size, out.summary);
   return out;
 }
 

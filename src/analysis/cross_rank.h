@@ -37,7 +37,9 @@ struct Straggler {
   bool consistent = false;
   model::TimeNs mean_lateness = 0;  // mean of (its start - the next latest start) when last
   // Wall time: how much later its late collectives began because of it (its lateness,
-  // summed), and that per profiler step (-1 without steps).
+  // summed), and that per profiler step, each step's at most the median step (-1
+  // without steps). An upper bound of what the step would gain if it were on time: a
+  // delay the others would have spent waiting elsewhere is not taken off.
   model::TimeNs delay = 0;
   double delay_per_step = -1;
   // Rank-time: the others' waiting for it, summed over the waiting ranks, and that per

@@ -26,7 +26,7 @@ inline model::TimeNs Launched(const model::RankTrace& r, uint32_t op) {
   return t == model::kNoTime ? r.comms.start[op] : t;
 }
 
-std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
+std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, const StepNoise& noise,
                                       StretchSource& gpu, std::vector<CrossRankStep>* per_step);
 std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window, const DoingAtLookup& doing_at);
 void AnalyzeContention(const model::Trace& trace, const InWindow& in_window, const Arrivals& arrivals,

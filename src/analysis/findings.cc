@@ -35,22 +35,24 @@ constexpr size_t kMaxNicFindings = 5;  // ports named one by one; the rest in on
 
 std::string Dur(double ns) { return FormatDuration(static_cast<int64_t>(ns)); }
 
-// Steps the per-rank totals cover (the job's profiler steps), at least 1.
+// Steps the per-rank totals cover (the job's summarized steps), at least 1.
 double StepCount(const JobAnalysis& job) {
-  return job.steps.empty() ? 1.0 : static_cast<double>(job.steps.size());
+  const size_t n = job.SummarizedSteps().size();
+  return n == 0 ? 1.0 : static_cast<double>(n);
 }
 const char* PerStep(const JobAnalysis& job) {
-  return job.steps.empty() ? "over the trace" : "per step";
+  return job.SummarizedSteps().empty() ? "over the trace" : "per step";
 }
 
-// One field of a step, as the page's summary shows it: the mean over the job's steps of
+// One field of a step, as the summary shows it: the mean over the summarized steps of
 // their per-step means; without steps, the mean over ranks of the whole window.
 template <typename F>
 double StepMean(const JobAnalysis& job, F field) {
   double sum = 0;
-  if (!job.steps.empty()) {
-    for (const auto& s : job.steps) sum += static_cast<double>(field(s.mean));
-    return sum / static_cast<double>(job.steps.size());
+  const std::vector<const JobStepBreakdown*> steps = job.SummarizedSteps();
+  if (!steps.empty()) {
+    for (const JobStepBreakdown* s : steps) sum += static_cast<double>(field(s->mean));
+    return sum / static_cast<double>(steps.size());
   }
   for (const auto& a : job.ranks) sum += static_cast<double>(field(a.time.total));
   return job.ranks.empty() ? 0 : sum / static_cast<double>(job.ranks.size());
@@ -76,6 +78,19 @@ std::string GroupLabel(const JobAnalysis& job, const std::string& name) {
   return GroupName(name, "");
 }
 
+// "2, 3" or "4-63" or "0, 2, 5-7"
+std::string RankList(const std::vector<int>& sorted) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
+    i = j + 1;
+    if (out.size() > 60 && i < sorted.size()) return out + ", ...";
+  }
+  return out;
+}
+
 std::string Join(const std::vector<std::string>& items, size_t max) {
   std::string out;
   for (size_t i = 0; i < items.size() && i < max; ++i) out += (i ? ", " : "") + items[i];
@@ -92,6 +107,20 @@ void Stragglers(const FindingsInput& in, std::vector<Finding>* out) {
   const double delay = s.delay_per_step >= 0 ? s.delay_per_step : static_cast<double>(s.delay);
   if (!s.consistent || delay < static_cast<double>(x.noise.noise)) return;
   out->push_back({"straggler", x.summary, "crossrank", delay});
+}
+
+// Ranks the world size has and the inputs lack: every cross-rank figure covers the others
+// only (a missing rank's late arrivals are not seen). Listed first, with no cost.
+void PartialJob(const FindingsInput& in, std::vector<Finding>* out) {
+  const model::Trace& t = in.trace;
+  if (t.missing_ranks.empty()) return;
+  out->push_back({"partial_job",
+                  fmt::format("The job is partial: {} of its {} ranks have no trace here (rank{} {}); the cross-rank "
+                              "findings cover the {} present, and the collectives they share with a missing rank have "
+                              "no transfer time.",
+                              t.missing_ranks.size(), t.world_size, t.missing_ranks.size() == 1 ? "" : "s",
+                              RankList(t.missing_ranks), t.ranks.size()),
+                  "inputs", 0.0, true});
 }
 
 // A hang or desync stops the job: no per-step cost describes it, so it is listed first.
@@ -360,7 +389,7 @@ void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
 using Rule = void (*)(const FindingsInput&, std::vector<Finding>*);
 // Every rule, in no particular order: the findings are sorted by cost.
 // Findings of equal cost keep this order (NIC errors before the evidence without a cost).
-constexpr Rule kRules[] = {Stragglers, Hangs, NicErrors, Contention, PipelineBubble, ClockAlignment, ExposedComm,
+constexpr Rule kRules[] = {PartialJob, Stragglers, Hangs, NicErrors, Contention, PipelineBubble, ClockAlignment, ExposedComm,
                            Idle, ComputeImbalance, Skew, WaitingNotNetwork, BenchGap, BusiestCollective};
 
 }  // namespace

@@ -29,6 +29,7 @@ TimeNs Median(std::vector<TimeNs> v) {
 struct Acc {
   Straggler s;
   TimeNs lateness_sum = 0;
+  std::map<int64_t, TimeNs> lateness_in_step;  // per profiler step
   TimeNs explained_lateness = 0;
   std::map<std::string_view, double> kernel_excess;  // late rank's time - others' mean
 };
@@ -78,8 +79,9 @@ int64_t StepOf(const model::RankTrace& r, uint32_t op) {
 
 }  // namespace
 
-std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, size_t steps,
+std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow& in_window, const StepNoise& noise,
                                       StretchSource& gpu, std::vector<CrossRankStep>* per_step) {
+  const size_t steps = noise.steps;
   // Per step number: the step's row, and per rank index its last arrivals and their cost.
   struct StepAcc {
     CrossRankStep row;
@@ -135,6 +137,7 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
       auto& mine = st.last[m.rank_index[last]];
       ++mine.first;
       mine.second += cost;
+      a.lateness_in_step[step] += lateness;
     }
     if (cost > a.s.worst_cost) {
       a.s.worst_cost = cost;
@@ -165,7 +168,12 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
     a.s.delay = a.lateness_sum;
     if (steps > 0) {
       a.s.cost_per_step = static_cast<double>(a.s.cost_to_others) / static_cast<double>(steps);
-      a.s.delay_per_step = static_cast<double>(a.s.delay) / static_cast<double>(steps);
+      // A step cannot be delayed by more than it lasts: late arrivals that follow one
+      // another without the others catching up add lateness that is one delay.
+      double delay = 0;
+      for (const auto& [step, l] : a.lateness_in_step)
+        delay += static_cast<double>(noise.median > 0 ? std::min(l, noise.median) : l);
+      a.s.delay_per_step = delay / static_cast<double>(steps);
     }
     const TimeNs parts[3] = {a.s.excess_compute, a.s.excess_idle, a.s.excess_other_comm};
     double positive = 0;

@@ -55,9 +55,19 @@ TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vect
 RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w) {
   RankTimeBreakdown out;
   out.total = ComputeTimeBreakdown(rank, w.rows);
+  // Every step, the ones the window leaves out (warm-up) too: an activity belongs to the
+  // step whose range holds its launch.
   std::vector<std::vector<uint32_t>> per_step(rank.steps.size());
-  for (size_t k = 0; k < w.rows.size(); ++k)
-    if (w.step_of[k] >= 0) per_step[w.step_of[k]].push_back(w.rows[k]);
+  const model::GpuActivities& g = rank.gpu;
+  const auto& steps = rank.steps;
+  for (uint32_t i = 0; i < g.size() && !steps.empty(); ++i) {
+    const model::TimeNs t = g.launch[i];
+    if (t == model::kNoTime) continue;
+    auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                               [](model::TimeNs v, const model::ProfilerStep& s) { return v < s.start; });
+    if (it == steps.begin() || t > (it - 1)->end) continue;
+    per_step[static_cast<size_t>(it - 1 - steps.begin())].push_back(i);
+  }
   for (size_t s = 0; s < rank.steps.size(); ++s) {
     if (per_step[s].empty()) continue;
     out.steps.push_back({rank.steps[s].number, ComputeTimeBreakdown(rank, per_step[s])});

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/window.h"
@@ -53,7 +54,8 @@ struct RankTimeBreakdown {
 // Breakdown over the given rows of |rank.gpu|.
 TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vector<uint32_t>& rows);
 
-// Whole window plus one breakdown per profiler step (activities attributed by launch).
+// Whole window plus one breakdown per profiler step (activities attributed by launch),
+// every step of the rank, in the window or not.
 RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w);
 
 // A profiler step over the job: the mean over the ranks that ran it of each duration
@@ -62,6 +64,7 @@ struct JobStepBreakdown {
   int64_t number = 0;
   int ranks = 0;
   TimeBreakdown mean;
+  std::string left_out;  // why the summary leaves it out ("warm-up", ...; step_choice.h), "" if it does not
 };
 
 // One row per step number any rank has, in step-number order.

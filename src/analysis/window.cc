@@ -24,11 +24,32 @@ ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOption
   };
   scan(rank.host);
   scan(rank.annotations);
-  w.filtered = !options.all_events && step_names.size() >= 2;
-  w.cutoff = last_end;
+  // The launch ranges the window keeps: (from, to] pairs in time order.
+  std::vector<std::pair<model::TimeNs, model::TimeNs>> keep;
+  if (options.all_events) {
+  } else if (options.cut_to_steps) {
+    for (const model::ProfilerStep& s : rank.steps)
+      if (std::binary_search(options.steps.begin(), options.steps.end(), s.number)) keep.push_back({s.start, s.end});
+    w.filtered = true;
+  } else if (step_names.size() >= 2) {
+    keep.push_back({INT64_MIN, last_end});
+    w.filtered = true;
+  } else if (rank.steps.size() >= 2) {
+    keep.push_back({rank.steps.front().start, rank.steps.back().end});
+    w.filtered = true;
+  }
+  w.cutoff = keep.empty() ? last_end : keep.back().second;
+  auto kept = [&](model::TimeNs t) {
+    if (t == model::kNoTime) return false;
+    auto it = std::upper_bound(keep.begin(), keep.end(), t,
+                               [](model::TimeNs v, const std::pair<model::TimeNs, model::TimeNs>& r) { return v < r.first; });
+    if (it == keep.begin()) return false;
+    --it;
+    return t <= it->second;
+  };
   w.rows.reserve(g.size());
   for (uint32_t i = 0; i < g.size(); ++i) {
-    if (w.filtered && (g.launch[i] == model::kNoTime || g.launch[i] > last_end)) {
+    if (w.filtered && !kept(g.launch[i])) {
       ++w.dropped;
       continue;
     }

@@ -4,8 +4,11 @@
 // ProfilerStep or after the last are partial work. Like HTA (run with
 // include_last_profiler_step=True), when a rank has two or more ProfilerStep#N ranges the
 // window keeps the GPU activities whose launching host call starts no later than the end
-// of the last step (and drops those whose launch is not in the trace); with fewer steps
-// every activity is kept. |all_events| keeps everything.
+// of the last step (and drops those whose launch is not in the trace). Steps from NVTX
+// iteration ranges (an Nsight report, which captures the start-up too) keep what was
+// launched from the first step's start to the last one's end. With fewer steps every
+// activity is kept. When the summary leaves steps out (warm-up, --steps), the window is
+// what was launched inside the summarized steps. |all_events| keeps everything.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,10 @@ namespace commlens::analysis {
 
 struct WindowOptions {
   bool all_events = false;
+  // Cut the window to the activities launched inside these steps of the rank (the ones
+  // the summary covers, step_choice.h), when some step is left out.
+  bool cut_to_steps = false;
+  std::vector<int64_t> steps;  // sorted
 };
 
 struct ActivityWindow {

@@ -28,6 +28,27 @@ void AddJobInputOptions(CLI::App* cmd, JobInputs* inputs) {
       ->check(CLI::IsMember({"auto", "collectives", "none"}))
       ->type_name("MODE")
       ->default_str("auto");
+  cmd->add_option_function<std::string>(
+         "--steps",
+         [inputs](const std::string& text) {
+           Result<std::vector<int64_t>> steps = analysis::ParseStepList(text);
+           if (!steps.ok()) throw CLI::ValidationError(steps.status().message());
+           inputs->steps = std::move(steps).value();
+         },
+         "Only these profiler steps: N, A-B, or a list (3,5-7); each must be in the traces. Default: every step, "
+         "with warm-up steps (the leading ones over 1.5x the median step, any over 3x) shown but left out of the "
+         "summary")
+      ->type_name("STEPS");
+}
+
+std::optional<analysis::StepChoice> ChooseJobSteps(const JobInputs& inputs, const model::Trace& trace,
+                                                   std::string_view verb) {
+  Result<analysis::StepChoice> choice = analysis::ChooseSteps(trace, inputs.steps);
+  if (!choice.ok()) {
+    fmt::print(stderr, "commlens {}: {}\n", verb, choice.status().message());
+    return std::nullopt;
+  }
+  return std::move(choice).value();
 }
 
 Result<model::Trace> LoadJob(const JobInputs& inputs, std::string_view verb, bool quiet) {

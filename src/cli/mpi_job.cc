@@ -49,6 +49,10 @@ constexpr int kAnswer = 4;
 // (EncodeStretchAnswers).
 constexpr int kStretches = 5;
 constexpr int kStretchAnswers = 6;
+// A worker to rank 0 once its share is imported, before any summary: its ranks' profiler
+// steps (one message). Rank 0 chooses the steps the summary covers (warm-up left out,
+// analysis/step_choice.h) from every rank's and broadcasts the choice.
+constexpr int kSteps = 7;
 constexpr size_t kChunk = size_t{1} << 30;  // MPI counts are ints
 
 // ---- plain byte strings: the plan and a file's payload ----
@@ -223,6 +227,96 @@ Plan SharePlan(const std::vector<std::string>& inputs, const MpiSession& mpi) {
   return plan;
 }
 
+// ---- the steps the summary covers, chosen by rank 0 from every rank's ----
+
+using RankSteps = std::vector<std::vector<model::ProfilerStep>>;
+
+// Every rank's steps in |files|: {ranks, then per rank {steps, then {number, start, end}}}.
+std::vector<uint8_t> EncodeSteps(const std::vector<ImportedFile>& files) {
+  std::vector<uint8_t> out;
+  uint64_t ranks = 0;
+  for (const ImportedFile& f : files) ranks += f.ranks.size();
+  PutU64(&out, ranks);
+  for (const ImportedFile& f : files)
+    for (const model::RankTrace& r : f.ranks) {
+      PutU64(&out, r.steps.size());
+      for (const model::ProfilerStep& s : r.steps) {
+        PutU64(&out, static_cast<uint64_t>(s.number));
+        PutU64(&out, static_cast<uint64_t>(s.start));
+        PutU64(&out, static_cast<uint64_t>(s.end));
+      }
+    }
+  return out;
+}
+
+bool DecodeSteps(std::span<const uint8_t> bytes, RankSteps* out) {
+  Cursor in{bytes};
+  uint64_t ranks = 0;
+  if (!in.U64(&ranks)) return false;
+  for (uint64_t r = 0; r < ranks; ++r) {
+    uint64_t n = 0;
+    if (!in.U64(&n) || n > bytes.size()) return false;
+    std::vector<model::ProfilerStep>& steps = out->emplace_back();
+    for (uint64_t k = 0; k < n; ++k) {
+      uint64_t number = 0, start = 0, end = 0;
+      if (!in.U64(&number) || !in.U64(&start) || !in.U64(&end)) return false;
+      steps.push_back({static_cast<int64_t>(number), static_cast<model::TimeNs>(start), static_cast<model::TimeNs>(end)});
+    }
+  }
+  return in.at == bytes.size();
+}
+
+// {0, by user, steps, then {number, length, left out, cut}} or {1, the error}.
+std::vector<uint8_t> EncodeChoice(const Result<analysis::StepChoice>& choice) {
+  std::vector<uint8_t> out;
+  PutU64(&out, choice.ok() ? 0 : 1);
+  if (!choice.ok()) {
+    PutStr(&out, choice.status().message());
+    return out;
+  }
+  PutU64(&out, choice->selected_by_user);
+  PutU64(&out, choice->steps.size());
+  for (const analysis::StepChoice::Step& s : choice->steps) {
+    const auto& [number, length, left_out, cut] = s;  // a field added and not sent stops the build
+    PutU64(&out, static_cast<uint64_t>(number));
+    PutU64(&out, static_cast<uint64_t>(length));
+    PutStr(&out, left_out);
+    PutU64(&out, cut);
+  }
+  return out;
+}
+
+Result<analysis::StepChoice> DecodeChoice(std::span<const uint8_t> bytes) {
+  Cursor in{bytes};
+  uint64_t failed = 1, user = 0, n = 0;
+  std::string error = "internal: the steps from rank 0 are damaged";
+  if (!in.U64(&failed)) return Error(error);
+  if (failed) {
+    if (in.Str(&error)) return Error(error);
+    return Error("internal: the steps from rank 0 are damaged");
+  }
+  analysis::StepChoice c;
+  if (!in.U64(&user) || !in.U64(&n)) return Error(error);
+  c.selected_by_user = user != 0;
+  for (uint64_t k = 0; k < n; ++k) {
+    uint64_t number = 0, length = 0, cut = 0;
+    analysis::StepChoice::Step& s = c.steps.emplace_back();
+    if (!in.U64(&number) || !in.U64(&length) || !in.Str(&s.left_out) || !in.U64(&cut)) return Error(error);
+    s.number = static_cast<int64_t>(number);
+    s.length = static_cast<model::TimeNs>(length);
+    s.cut = cut != 0;
+  }
+  return c;
+}
+
+// Rank 0's choice (or its error) on every process.
+Result<analysis::StepChoice> ShareChoice(const Result<analysis::StepChoice>& mine, const MpiSession& mpi) {
+  std::vector<uint8_t> bytes;
+  if (mpi.rank() == 0) bytes = EncodeChoice(mine);
+  Broadcast(&bytes, mpi.comm());
+  return DecodeChoice(bytes);
+}
+
 // ---- one file's payload ----
 
 constexpr size_t kMessageHeader = 2 * sizeof(uint64_t);
@@ -345,21 +439,34 @@ Sending Post(std::vector<uint8_t> message, MPI_Comm comm) {
   return s;
 }
 
-// Imports on the import threads; the main thread posts each finished file to rank 0 as
-// soon as it is encoded (at most kInFlight at once) and, while one is in flight, drives
-// the sends with MPI_Test and a yield (what a blocking MPI call does when cores are
-// oversubscribed): a large message moves in fragments that this side must push, and a
-// sleep between them would make rank 0 wait on this process.
-void SendShare(const Plan& plan, const importers::LoadOptions& options, const analysis::AnalyzeOptions& analyze,
+// Imports the share on the import threads, sends rank 0 its ranks' steps and takes the
+// choice back; then summarizes each file on the import threads while the main thread posts
+// each finished one to rank 0 as soon as it is encoded (at most kInFlight at once) and,
+// while one is in flight, drives the sends with MPI_Test and a yield (what a blocking MPI
+// call does when cores are oversubscribed): a large message moves in fragments that this
+// side must push, and a sleep between them would make rank 0 wait on this process. False
+// when rank 0 refused the steps (nothing is sent).
+void SendTo(int to, int tag, std::vector<uint8_t> bytes, MPI_Comm comm);
+
+bool SendShare(const Plan& plan, const JobInputs& inputs, const analysis::AnalyzeOptions& analyze,
                analysis::KeptRanks* kept, const MpiSession& mpi) {
   constexpr size_t kInFlight = 2;
   constexpr auto kIdle = std::chrono::milliseconds(50);
+  const importers::LoadOptions& options = inputs.load;
   std::vector<size_t> mine = plan.FilesOf(mpi.rank());
+  std::vector<ImportedFile> files(mine.size());
+  ParallelFor(mine.size(), options.threads,
+              [&](size_t j) { files[j] = importers::ImportOneFile(plan.files[mine[j]], options); });
+  SendTo(0, kSteps, EncodeSteps(files), mpi.comm());
+  Result<analysis::StepChoice> choice = ShareChoice(analysis::StepChoice{}, mpi);  // rank 0's, on arrival
+  if (!choice.ok()) return false;
+  analysis::AnalyzeOptions with_steps = analyze;
+  with_steps.steps = std::move(choice).value();
   size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads) : std::thread::hardware_concurrency();
   Outbox outbox(threads);
-  std::thread importer([&] {
+  std::thread summarizer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
-      SummarizedFile f = Summarize(importers::ImportOneFile(plan.files[mine[j]], options), analyze, kept);
+      SummarizedFile f = Summarize(std::move(files[j]), with_steps, kept);
       outbox.Push(EncodeFile(mine[j], f));
     });
     outbox.Close();
@@ -377,7 +484,8 @@ void SendShare(const Plan& plan, const importers::LoadOptions& options, const an
     if (sending.front().Done()) sending.pop_front();
     else std::this_thread::yield();
   }
-  importer.join();
+  summarizer.join();
+  return true;
 }
 
 // ---- rank 0: import its share, receive the others ----
@@ -407,18 +515,58 @@ uint64_t ReceiveFile(MPI_Message probed, const MPI_Status& status, const Plan& p
   return file;
 }
 
-std::vector<SummarizedFile> GatherShares(const Plan& plan, const importers::LoadOptions& options,
-                                         const analysis::AnalyzeOptions& analyze, analysis::KeptRanks* kept,
-                                         const MpiSession& mpi) {
-  std::vector<SummarizedFile> imported(plan.files.size());
+// Rank 0: imports its share while the workers' steps come in, chooses the steps the
+// summary covers and shares the choice, then summarizes its share while the workers'
+// summaries come in. The choice's error (a --steps the traces lack) when there is one.
+Result<std::vector<SummarizedFile>> GatherShares(const Plan& plan, const JobInputs& inputs,
+                                                 const importers::LoadOptions& options,
+                                                 analysis::AnalyzeOptions* analyze, analysis::KeptRanks* kept,
+                                                 const MpiSession& mpi) {
   std::vector<size_t> mine = plan.FilesOf(0);
+  std::vector<ImportedFile> files(mine.size());
   importers::LoadProgress* progress = options.progress;
   std::thread importer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
       ScopedReadCounter counting(progress ? &progress->bytes_read : nullptr);
-      imported[mine[j]] = Summarize(importers::ImportOneFile(plan.files[mine[j]], options), analyze, kept);
+      files[j] = importers::ImportOneFile(plan.files[mine[j]], options);
       if (progress) ++progress->files_done;
     });
+  });
+  RankSteps steps;
+  bool damaged = false;
+  for (int polls = 0, pending = mpi.size() - 1; pending > 0;) {
+    int arrived = 0;
+    MPI_Message probed;
+    MPI_Status status;
+    MPI_Improbe(MPI_ANY_SOURCE, kSteps, mpi.comm(), &arrived, &probed, &status);
+    if (!arrived) {
+      Nap(polls++);
+      continue;
+    }
+    polls = 0;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    std::vector<uint8_t> bytes(static_cast<size_t>(count));
+    MPI_Mrecv(bytes.data(), count, MPI_BYTE, &probed, MPI_STATUS_IGNORE);
+    damaged |= !DecodeSteps(bytes, &steps);
+    --pending;
+  }
+  importer.join();
+  for (const ImportedFile& f : files)
+    for (const model::RankTrace& r : f.ranks) steps.push_back(r.steps);
+  std::vector<const std::vector<model::ProfilerStep>*> per_rank;
+  for (const auto& s : steps) per_rank.push_back(&s);
+  Result<analysis::StepChoice> choice =
+      damaged ? Result<analysis::StepChoice>(Error("internal: a worker's steps did not arrive whole"))
+              : analysis::ChooseSteps(per_rank, inputs.steps);
+  ShareChoice(choice, mpi);
+  if (!choice.ok()) return choice.status();
+  analyze->steps = std::move(choice).value();
+
+  std::vector<SummarizedFile> imported(plan.files.size());
+  std::thread summarizer([&] {
+    ParallelFor(mine.size(), options.threads,
+                [&](size_t j) { imported[mine[j]] = Summarize(std::move(files[j]), *analyze, kept); });
   });
   size_t remote = plan.files.size() - mine.size();
   for (int polls = 0; remote > 0;) {
@@ -438,7 +586,7 @@ std::vector<SummarizedFile> GatherShares(const Plan& plan, const importers::Load
       progress->bytes_read += plan.sizes[file];
     }
   }
-  importer.join();
+  summarizer.join();
   return imported;
 }
 
@@ -635,7 +783,7 @@ int RunOverMpi(const JobInputs& inputs, const analysis::AnalyzeOptions& analyze,
     if (mpi.rank() == 0) fmt::print(stderr, "commlens {}: {}\n", verb, plan.error);
     code = kExitFailed;
   } else if (mpi.rank() != 0) {
-    SendShare(plan, inputs.load, analyze, &kept, mpi);
+    SendShare(plan, inputs, analyze, &kept, mpi);
     return ServeUntilExitCode(plan, &kept, mpi);
   } else {
     importers::LoadProgress progress;
@@ -643,11 +791,16 @@ int RunOverMpi(const JobInputs& inputs, const analysis::AnalyzeOptions& analyze,
     progress.bytes_total = std::accumulate(plan.sizes.begin(), plan.sizes.end(), uint64_t{0});
     importers::LoadOptions options = inputs.load;
     options.progress = &progress;
-    Received received = Unpack(
-        [&] {
-          ProgressLine line(&progress, quiet);
-          return GatherShares(plan, options, analyze, &kept, mpi);
-        }());
+    analysis::AnalyzeOptions with_steps = analyze;
+    Result<std::vector<SummarizedFile>> gathered = [&] {
+      ProgressLine line(&progress, quiet);
+      return GatherShares(plan, inputs, options, &with_steps, &kept, mpi);
+    }();
+    if (!gathered.ok()) {
+      fmt::print(stderr, "commlens {}: {}\n", verb, gathered.status().message());
+      return ShareExitCode(kExitUsage, mpi.comm());
+    }
+    Received received = Unpack(std::move(gathered).value());
     Result<model::Trace> trace = importers::AssembleJob(plan.files, std::move(received.files), options);
     Result<std::vector<analysis::RankAnalysis>> ranks =
         trace.ok() ? analysis::PlaceRankAnalyses(*trace, &received.analyses) : Result<std::vector<analysis::RankAnalysis>>(trace.status());
@@ -655,7 +808,7 @@ int RunOverMpi(const JobInputs& inputs, const analysis::AnalyzeOptions& analyze,
       fmt::print(stderr, "commlens {}: {}\n", verb, ranks.status().message());
       code = kExitFailed;
     } else {
-      analysis::AnalyzeOptions job_options = analyze;
+      analysis::AnalyzeOptions job_options = with_steps;
       job_options.doing_at = DoingAtOverMpi(plan, received.file_of, *trace, mpi);
       const analysis::AnswerStretches answer = StretchesOverMpi(plan, received.file_of, *trace, &kept, mpi);
       const analysis::JobAnalysis job = analysis::AnalyzeJob(*trace, std::move(ranks).value(), job_options, &answer);

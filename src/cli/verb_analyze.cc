@@ -99,6 +99,8 @@ int RunAnalyze(AnalyzeArgs args) {
   Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", quiet);
   if (!loaded.ok()) return kExitFailed;
   analysis::AnalyzeOptions options = args.analyze;
+  options.steps = ChooseJobSteps(args.inputs, *loaded, "analyze");
+  if (!options.steps) return kExitUsage;
   options.doing_at = DoingAtFromFiles(*loaded);
   return Report(*loaded, analysis::Analyze(*loaded, options), args, t0);
 }
@@ -159,8 +161,11 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
   cmd->add_option("--top-kernels", args->analyze.top_kernels,
                   "Kernels listed in the job's table and per rank")
       ->capture_default_str();
-  cmd->add_option("--steps", args->text.max_steps, "Profiler steps shown in the text report")
-      ->capture_default_str();
+  cmd->add_option_function<size_t>(
+         "--max-rows", [args](size_t n) { args->text.max_rows = args->text.max_steps = n; },
+         "Rows of each table in the text report (steps, collectives, idle gaps, ...); --json has all")
+      ->type_name("N")
+      ->default_str(std::to_string(args->text.max_rows));
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
   cmd->add_flag("--mpi", args->mpi,
                 "Run as one process of an MPI job (mpirun, srun): the processes share the files' import and "

@@ -24,7 +24,6 @@ struct ExportArgs {
   JobInputs inputs;
   std::string format;
   std::string out;
-  std::string steps;
   bool quiet = false;
   exporters::ExportOptions options;
 };
@@ -54,17 +53,13 @@ std::string ParaverViewsDir() {
 
 int RunExport(ExportArgs args) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (!args.steps.empty()) {
-    Result<std::vector<int64_t>> steps = exporters::ParseStepList(args.steps);
-    if (!steps.ok()) {
-      fmt::print(stderr, "commlens export: {}\n", steps.status().message());
-      return kExitUsage;
-    }
-    args.options.steps = *steps;
-  }
   Result<model::Trace> loaded = LoadJob(args.inputs, "export", args.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
+  // The timeline keeps every step unless --steps names some (each must be in the traces).
+  const std::optional<analysis::StepChoice> steps = ChooseJobSteps(args.inputs, trace, "export");
+  if (!steps) return kExitUsage;
+  args.options.steps = args.inputs.steps;
 
   Status written;
   std::string what;
@@ -81,6 +76,7 @@ int RunExport(ExportArgs args) {
     // The tables of `analyze --json`: the same analysis, the same window.
     analysis::AnalyzeOptions analyze;
     analyze.threads = args.inputs.load.threads;
+    analyze.steps = *steps;
     const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
     std::vector<std::string> files;
     written = exporters::WriteCsv(job, args.out, &files);
@@ -130,8 +126,6 @@ void AddExportVerb(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", args->out, "Output file name (perfetto, paraver: without extension is fine) or folder (csv)")
       ->required()
       ->type_name("OUT");
-  cmd->add_option("--steps", args->steps, "Only these profiler steps: N, A-B, or a list (3,5-7)")
-      ->type_name("STEPS");
   cmd->add_flag("--all-events", args->options.all_events,
                 "Perfetto: every host event (CPU operators, Python functions) too, not only annotations and "
                 "CUDA runtime/driver calls");

@@ -125,6 +125,8 @@ int RunHtmlReport(const ReportArgs& a) {
   Result<model::Trace> loaded = LoadJob(a.inputs, "report", a.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
+  analyze.steps = ChooseJobSteps(a.inputs, trace, "report");
+  if (!analyze.steps) return kExitUsage;
   const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
   std::vector<std::string> names;
   for (const auto& p : a.inputs.paths) names.push_back(std::filesystem::path(p).filename().string());

@@ -45,7 +45,6 @@ class Selection {
   std::vector<std::vector<model::ProfilerStep>> ranges_;  // per rank, sorted by start
 };
 
-// Parses "3", "3-5", "3,7,9-10" into step numbers; an error names what is wrong.
-Result<std::vector<int64_t>> ParseStepList(const std::string& text);
+
 
 }  // namespace commlens::exporters

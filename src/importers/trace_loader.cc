@@ -8,10 +8,12 @@
 #include "common/file.h"
 #include "common/parallel_for.h"
 #include "common/strings.h"
+#include "importers/job_identity.h"
 #include "importers/nsys/nsys_report.h"
 #include "importers/registry.h"
 #include "model/host_events.h"
 #include "passes/finish.h"
+#include "passes/passes.h"
 
 namespace commlens::importers {
 
@@ -151,8 +153,8 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
                                  const LoadOptions& options) {
   if (imported.size() != files.size()) return Error("internal: imported files do not match the inputs");
   model::Trace trace;
-  std::map<int, std::pair<size_t, size_t>> owner;  // rank -> (file, rank in file)
-  std::vector<std::pair<size_t, size_t>> unranked;
+  std::vector<std::pair<size_t, size_t>> at;  // per member: (file, rank in file)
+  std::vector<JobMember> members;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!imported[i].error.empty()) {
       trace.failures.push_back({files[i], imported[i].error});
@@ -173,27 +175,51 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
           r.notes.push_back("no rank in the trace: rank " + std::to_string(from_name) + " taken from the file name");
         }
       }
-      if (r.rank < 0) {
-        unranked.push_back({i, k});
-        continue;
+      if (r.hostname.empty() && loaded.size() == 1) {
+        r.hostname = passes::HostFromFileName(files[i]);
+        if (!r.hostname.empty()) r.notes.push_back("host " + r.hostname + " taken from the file name");
       }
-      auto [it, inserted] = owner.emplace(r.rank, std::make_pair(i, k));
-      if (!inserted) {
-        trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) + ", which " +
-                                                files[it->second.first] + " already has; this " +
-                                                (loaded.size() > 1 ? "process" : "file") + " is skipped"});
-      }
+      at.push_back({i, k});
+      members.push_back({&r, i});
+    }
+  }
+  // Ranks of different runs are not one job: refuse rather than mix them.
+  const std::vector<JobOfRanks> jobs = SplitJobs(members);
+  if (jobs.size() > 1)
+    return Error("these inputs hold " + std::to_string(jobs.size()) +
+                 " jobs (different world sizes or process groups, or traces that do not overlap in time); analyze "
+                 "each apart:" +
+                 DescribeJobs(jobs, members, files));
+  std::map<int, size_t> owner;  // rank -> member
+  std::vector<size_t> unranked;
+  for (size_t m = 0; m < members.size(); ++m) {
+    const auto [i, k] = at[m];
+    const model::RankTrace& r = *members[m].rank;
+    if (r.rank < 0) {
+      unranked.push_back(m);
+      continue;
+    }
+    auto [it, inserted] = owner.emplace(r.rank, m);
+    if (!inserted) {
+      trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) + ", which " +
+                                              files[members[it->second].file] + " already has; this " +
+                                              (imported[i].ranks.size() > 1 ? "process" : "file") + " is skipped"});
     }
   }
   // Files with no rank anywhere get the lowest free numbers, in file-name order.
   int candidate = 0;
-  for (auto [i, k] : unranked) {
+  for (size_t m : unranked) {
     while (owner.count(candidate)) ++candidate;
-    imported[i].ranks[k].rank = candidate;
-    imported[i].ranks[k].notes.push_back("no rank in the trace or its file name: assigned rank " + std::to_string(candidate));
-    owner.emplace(candidate, std::make_pair(i, k));
+    model::RankTrace& r = imported[at[m].first].ranks[at[m].second];
+    r.rank = candidate;
+    r.notes.push_back("no rank in the trace or its file name: assigned rank " + std::to_string(candidate));
+    owner.emplace(candidate, m);
   }
-  for (auto& [rank, at] : owner) trace.ranks.push_back(std::move(imported[at.first].ranks[at.second]));
+  for (auto& [rank, m] : owner) trace.ranks.push_back(std::move(imported[at[m].first].ranks[at[m].second]));
+  // Ranks the stated world size has and no input holds.
+  for (const model::RankTrace& r : trace.ranks) trace.world_size = std::max(trace.world_size, r.world_size);
+  for (int r = 0; r < trace.world_size; ++r)
+    if (!owner.count(r)) trace.missing_ranks.push_back(r);
   passes::FinishJob(&trace, {options.align});
 
   if (options.strict && !trace.failures.empty()) {

@@ -307,7 +307,8 @@ struct MatchedOps {
 // Clock alignment across ranks (passes/align_clocks.h): which ranks share a clock, and
 // the offset estimated for each clock group against the first one.
 enum class AlignMode : uint8_t {
-  kAuto,         // align clock groups = hosts; ranks of one host share its clock
+  kAuto,         // check the clocks; align hosts where the traces name them, else every
+                 // rank when the check proves the clocks differ
   kCollectives,  // every rank its own clock group
   kNone          // trust the raw clocks
 };
@@ -322,9 +323,33 @@ struct ClockOffset {
   bool consistent = true;  // false: the constraints conflict and |bound| is not guaranteed
 };
 
+// Whether the clocks can be compared as they are: a symmetric collective (all-reduce,
+// all-gather, reduce-scatter, all-to-all) cannot end on one member before another member
+// has started it. Each matched one, every member GPU-timed, is checked; more than 1% of
+// them breaking the rule by more than kCausalitySlack prove the clocks differ (a few
+// single ones are timing noise: a recording's GPU times converted to the host clock can
+// be late by the proxy's poll; the alignment sets the same 1% aside as outliers).
+struct CausalityCheck {
+  static constexpr TimeNs kCausalitySlack = 2'000;  // GPU timestamps of one host agree within about 1 us
+  uint64_t checked = 0;
+  uint64_t violations = 0;
+  TimeNs worst = 0;  // the largest (a member's start - another member's end), when violated
+  std::string worst_group;
+  int64_t worst_seq = -1;
+  int ended_rank = -1, started_rank = -1;  // who ended before whom started, in the worst
+  bool violated() const { return violations > 0 && violations * 100 > checked; }
+};
+
 struct ClockAlignment {
   AlignMode mode = AlignMode::kAuto;
   bool applied = false;  // times in the model have been moved by the offsets
+  // The clock groups aligned: "hosts" or "ranks" ("" when none were).
+  std::string aligned_per;
+  CausalityCheck raw;      // on the clocks as the traces gave them
+  CausalityCheck aligned;  // on the clocks as analyzed (the same as raw when not applied)
+  // The check on the raw clocks is why they were aligned (auto: the traces name no host,
+  // or the hosts' alignment still broke the rule); one line says so at the top of reports.
+  bool aligned_by_check = false;
   std::vector<ClockOffset> ranks;  // one per rank, in Trace::ranks order (empty: not run)
   std::vector<std::string> notes;
 };
@@ -337,6 +362,10 @@ struct Trace {
   std::vector<CounterSeries> counters;  // owned by a host or a NIC, not by a rank
   std::vector<FileError> failures;   // files that could not be read at all
   std::vector<std::string> warnings; // job-level notes (duplicate ranks, ...)
+  // The world size the traces state (the largest), and the ranks below it that no input
+  // holds: the cross-rank findings then cover part of the job.
+  int world_size = 0;
+  std::vector<int> missing_ranks;
 };
 
 // Whether every member of matched operation |k| has GPU timing. Ops without it (a

@@ -19,7 +19,9 @@
 // says so. When applied, every time of the group's ranks moves by
 // -offset, and the matched-ops table is rebuilt.
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <string>
 
 #include "passes/passes.h"
 
@@ -98,29 +100,14 @@ void ShiftRankTimes(model::RankTrace* r, TimeNs by) {
   if (r->gpu_last_end != model::kNoTime) r->gpu_last_end -= by;
 }
 
-void AlignClocks(model::Trace* trace, model::AlignMode mode) {
+namespace {
+
+// Estimates each clock group's offset against group 0's from the matched collectives and
+// applies it (|group_of[r]|: the group of rank index r). Notes say what could not be
+// bounded.
+void AlignGroups(model::Trace* trace, const std::vector<uint32_t>& group_of, uint32_t groups, bool per_rank) {
   model::ClockAlignment& clock = trace->clock;
-  clock = {};
-  clock.mode = mode;
   const size_t n = trace->ranks.size();
-  if (n == 0) return;
-  // Clock groups: hosts (auto; ranks without a host name share one unknown host) or ranks.
-  std::vector<uint32_t> group_of(n);
-  std::map<std::string, uint32_t> hosts;
-  for (size_t r = 0; r < n; ++r) {
-    clock.ranks.push_back({trace->ranks[r].rank, trace->ranks[r].hostname, 0, 0, 0});
-    group_of[r] = mode == model::AlignMode::kCollectives
-                      ? static_cast<uint32_t>(r)
-                      : hosts.emplace(trace->ranks[r].hostname, static_cast<uint32_t>(hosts.size())).first->second;
-  }
-  const uint32_t groups = mode == model::AlignMode::kCollectives ? static_cast<uint32_t>(n)
-                                                                  : static_cast<uint32_t>(hosts.size());
-  if (mode == model::AlignMode::kNone || groups < 2) {
-    if (mode == model::AlignMode::kAuto && n > 1 && trace->ranks[0].hostname.empty() && groups == 1)
-      clock.notes.push_back("the traces name no host: the ranks are taken to share one clock "
-                            "(--align collectives aligns every rank)");
-    return;
-  }
   // Rounds: in the first, each group against the reference group 0, from every symmetric
   // collective that has members in both; in each later one, the groups still unaligned
   // against every group aligned so far (their times corrected by their offsets), so a
@@ -186,9 +173,8 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
     const bool first_of_group = std::find(group_of.begin(), group_of.begin() + static_cast<std::ptrdiff_t>(r),
                                           group_of[r]) == group_of.begin() + static_cast<std::ptrdiff_t>(r);
     if (!first_of_group) continue;  // one note per clock
-    const std::string who = mode == model::AlignMode::kCollectives
-                                ? "rank " + std::to_string(trace->ranks[r].rank)
-                                : "host " + trace->ranks[r].hostname;
+    const std::string who = per_rank ? "rank " + std::to_string(trace->ranks[r].rank)
+                                     : "host " + trace->ranks[r].hostname;
     if (e.bound < 0)
       clock.notes.push_back(who + ": no collective links its clock to rank " + std::to_string(trace->ranks[0].rank) +
                             "'s; its times are left as they are");
@@ -213,7 +199,158 @@ void AlignClocks(model::Trace* trace, model::AlignMode mode) {
     }
   }
   clock.applied = true;
+  clock.aligned_per = per_rank ? "ranks" : "hosts";
   MatchOps(trace);  // starts and ends moved
+}
+
+// Undoes AlignGroups: every time back on its own clock, the offsets cleared.
+void UndoAlignment(model::Trace* trace) {
+  model::ClockAlignment& clock = trace->clock;
+  for (model::CounterSeries& c : trace->counters)  // they moved with their host's first rank
+    for (size_t r = 0; r < trace->ranks.size(); ++r) {
+      if (trace->ranks[r].hostname != c.host) continue;
+      if (const TimeNs by = clock.ranks[r].offset; by != 0)
+        for (TimeNs& t : c.time) t += by;
+      break;
+    }
+  for (size_t r = 0; r < trace->ranks.size(); ++r) {
+    if (clock.ranks[r].offset != 0) ShiftRankTimes(&trace->ranks[r], -clock.ranks[r].offset);
+    clock.ranks[r] = {trace->ranks[r].rank, trace->ranks[r].hostname, 0, 0, 0};
+  }
+  clock.notes.clear();
+  clock.applied = false;
+  clock.aligned_per.clear();
+  MatchOps(trace);
+}
+
+std::string Dur(TimeNs ns) {
+  char buf[32];
+  if (ns < 1'000'000) std::snprintf(buf, sizeof(buf), "%.1f us", static_cast<double>(ns) / 1e3);
+  else if (ns < 1'000'000'000) std::snprintf(buf, sizeof(buf), "%.2f ms", static_cast<double>(ns) / 1e6);
+  else std::snprintf(buf, sizeof(buf), "%.3f s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+// "collective #7 of group 0 ended on rank 1 2.50 ms before rank 3 started it (4 of 28
+// collectives checked)".
+std::string Evidence(const model::CausalityCheck& c) {
+  return "collective #" + std::to_string(c.worst_seq) + " of group " + c.worst_group + " ended on rank " +
+         std::to_string(c.ended_rank) + " " + Dur(c.worst) + " before rank " + std::to_string(c.started_rank) +
+         " started it (" + std::to_string(c.violations) + " of " + std::to_string(c.checked) +
+         " collectives checked break the rule)";
+}
+
+}  // namespace
+
+model::CausalityCheck CheckCausality(const model::Trace& trace) {
+  model::CausalityCheck c;
+  const model::MatchedOps& m = trace.matched;
+  for (size_t k = 0; k < m.size(); ++k) {
+    if (m.kind[k] != model::MatchKind::kCollective || m.members(k) < 2 || !model::AllGpuTimed(trace, k)) continue;
+    const uint32_t j0 = m.first[k];
+    if (!IsSymmetric(trace.ranks[m.rank_index[j0]].comms.op[m.row[j0]])) continue;
+    uint32_t last_start = j0, first_end = j0;
+    for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
+      if (m.start[j] > m.start[last_start]) last_start = j;
+      if (m.end[j] < m.end[first_end]) first_end = j;
+    }
+    ++c.checked;
+    const TimeNs gap = m.start[last_start] - m.end[first_end];
+    if (gap <= model::CausalityCheck::kCausalitySlack) continue;
+    ++c.violations;
+    if (gap > c.worst) {
+      c.worst = gap;
+      c.worst_group = trace.groups[m.group[k]].name;
+      c.worst_seq = m.seq[k];
+      c.ended_rank = trace.ranks[m.rank_index[first_end]].rank;
+      c.started_rank = trace.ranks[m.rank_index[last_start]].rank;
+    }
+  }
+  return c;
+}
+
+std::string HostFromFileName(const std::string& path) {
+  // PyTorch's tensorboard_trace_handler writes <worker>.<ms>.pt.trace.json[.gz], with the
+  // worker named <hostname>_<pid> unless the job names it.
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  for (const char* suffix : {".pt.trace.json.gz", ".pt.trace.json"}) {
+    const std::string_view sv(suffix);
+    if (name.size() > sv.size() && name.compare(name.size() - sv.size(), sv.size(), sv) == 0) {
+      name.resize(name.size() - sv.size());
+      const size_t dot = name.find_last_of('.');
+      if (dot == std::string::npos) return "";
+      name.resize(dot);
+      const size_t us = name.find_last_of('_');
+      if (us == std::string::npos || us == 0 || us + 1 == name.size()) return "";
+      for (size_t i = us + 1; i < name.size(); ++i)
+        if (name[i] < '0' || name[i] > '9') return "";
+      return name.substr(0, us);
+    }
+  }
+  return "";
+}
+
+void AlignClocks(model::Trace* trace, model::AlignMode mode) {
+  model::ClockAlignment& clock = trace->clock;
+  clock = {};
+  clock.mode = mode;
+  const size_t n = trace->ranks.size();
+  if (n == 0) return;
+  for (size_t r = 0; r < n; ++r) clock.ranks.push_back({trace->ranks[r].rank, trace->ranks[r].hostname, 0, 0, 0});
+  clock.raw = CheckCausality(*trace);
+  std::vector<uint32_t> per_rank(n);
+  for (size_t r = 0; r < n; ++r) per_rank[r] = static_cast<uint32_t>(r);
+  // Clock groups by host, when every rank names one (ranks without a host name would
+  // otherwise share one made-up clock).
+  std::map<std::string, uint32_t> hosts;
+  std::vector<uint32_t> per_host(n);
+  bool hosts_known = true;
+  for (size_t r = 0; r < n; ++r) {
+    hosts_known &= !trace->ranks[r].hostname.empty();
+    per_host[r] = hosts.emplace(trace->ranks[r].hostname, static_cast<uint32_t>(hosts.size())).first->second;
+  }
+  switch (mode) {
+    case model::AlignMode::kNone:
+      if (clock.raw.violated())
+        clock.notes.push_back("--align none: the raw clocks differ (" + Evidence(clock.raw) +
+                              "); the cross-rank timings compare clocks that disagree");
+      break;
+    case model::AlignMode::kCollectives:
+      if (n > 1) AlignGroups(trace, per_rank, static_cast<uint32_t>(n), true);
+      break;
+    case model::AlignMode::kAuto:
+      if (hosts_known && hosts.size() > 1) {
+        AlignGroups(trace, per_host, static_cast<uint32_t>(hosts.size()), false);
+        if (CheckCausality(*trace).violated()) {
+          // The ranks of one host disagree too: each rank gets its own clock.
+          const model::CausalityCheck after = CheckCausality(*trace);
+          UndoAlignment(trace);
+          AlignGroups(trace, per_rank, static_cast<uint32_t>(n), true);
+          clock.aligned_by_check = true;
+          clock.notes.insert(clock.notes.begin(), "clocks checked: aligned per host, " + Evidence(after) +
+                                                      "; so every rank was aligned on its own");
+        }
+      } else if (clock.raw.violated() && n > 1) {
+        AlignGroups(trace, per_rank, static_cast<uint32_t>(n), true);
+        clock.aligned_by_check = true;
+        clock.notes.insert(clock.notes.begin(),
+                           "clocks checked: the ranks' clocks differ (" + Evidence(clock.raw) +
+                               "); aligned every rank from matched collectives (--align none keeps the raw clocks)");
+      } else if (n > 1 && hosts.size() == 1) {
+        clock.notes.push_back(
+            "clocks checked: " +
+            (clock.raw.violations == 0
+                 ? "no collective ends on one rank before another starts it (" + std::to_string(clock.raw.checked) +
+                       " checked)"
+                 : std::to_string(clock.raw.violations) + " of " + std::to_string(clock.raw.checked) +
+                       " collectives end on one rank before another starts it, within the 1% set aside as timing noise") +
+            ", and " +
+            (hosts_known ? "the ranks share host " + trace->ranks[0].hostname : std::string("the traces name no host")) +
+            ": the ranks are compared on the clocks they give (--align collectives aligns every rank)");
+      }
+      break;
+  }
+  clock.aligned = clock.applied ? CheckCausality(*trace) : clock.raw;
 }
 
 }  // namespace commlens::passes

@@ -128,8 +128,19 @@ json IdleJson(const std::vector<analysis::StreamIdle>& streams) {
 json ClockJson(const model::ClockAlignment& c) {
   static constexpr const char* kModes[] = {"auto", "collectives", "none"};
   json j;
+  auto check = [](const model::CausalityCheck& k) {
+    json cj = {{"checked", k.checked}, {"violations", k.violations}, {"clocks_differ", k.violated()}};
+    if (k.violations > 0)
+      cj["worst"] = {{"group", k.worst_group}, {"seq", k.worst_seq}, {"ended_rank", k.ended_rank},
+                     {"started_rank", k.started_rank}, {"ended_before_start_us", Us(k.worst)}};
+    return cj;
+  };
   j["mode"] = kModes[static_cast<int>(c.mode)];
   j["applied"] = c.applied;
+  j["aligned_per"] = c.aligned_per.empty() ? json(nullptr) : json(c.aligned_per);
+  j["aligned_by_check"] = c.aligned_by_check;
+  j["causality_raw"] = check(c.raw);
+  j["causality_analyzed"] = check(c.aligned);
   j["offsets"] = json::array();
   for (const auto& o : c.ranks)
     j["offsets"].push_back({{"rank", o.rank},
@@ -436,8 +447,20 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
     json sj = BreakdownJson(s.mean);
     sj["step"] = s.number;
     sj["ranks"] = s.ranks;
+    sj["left_out"] = s.left_out.empty() ? json(nullptr) : json(s.left_out);
     doc["steps"].push_back(std::move(sj));
   }
+  {
+    const analysis::StepChoice& c = job.step_choice;
+    json chosen = {{"selected_by_user", c.selected_by_user}, {"summarized", c.Summarized()},
+                   {"median_step_us", Us(job.cross_rank.noise.median)}, {"left_out", json::array()}};
+    for (const auto& s : c.steps)
+      if (!s.left_out.empty())
+        chosen["left_out"].push_back({{"step", s.number}, {"why", s.left_out}, {"length_us", Us(s.length)}});
+    doc["step_choice"] = std::move(chosen);
+  }
+  doc["world_size"] = trace.world_size;
+  doc["missing_ranks"] = trace.missing_ranks;
   model::TimeNs span = 0;
   for (const auto& a : job.ranks) span += a.time.total.span;
   doc["kernel_breakdown"] = KernelsJson(job.kernels, span);

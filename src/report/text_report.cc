@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "common/units.h"
 #include "model/activity_class.h"
@@ -60,11 +61,11 @@ void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job)
   for (const auto& w : trace.warnings) *out += fmt::format("warning:  {}\n", w);
 }
 
-void BreakdownRow(std::string* out, const std::string& label, const TimeBreakdown& b) {
-  *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", label,
+void BreakdownRow(std::string* out, const std::string& label, const TimeBreakdown& b, const std::string& note = "") {
+  *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}{}\n", label,
                       FormatDuration(b.span), Pct(b.compute_pct()), Pct(b.non_compute_pct()),
                       Pct(b.idle_pct()), b.has_comm() ? Pct(b.overlap_pct()) : "-",
-                      FormatDuration(b.exposed_comm));
+                      FormatDuration(b.exposed_comm), note);
 }
 
 bool HasGpuActivities(const JobAnalysis& job) {
@@ -74,7 +75,8 @@ bool HasGpuActivities(const JobAnalysis& job) {
 }
 
 void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
-  Heading(out, "GPU time breakdown (whole window)");
+  Heading(out, job.step_choice.CutsWindow() ? "GPU time breakdown (whole window, warm-up steps left out)"
+                                             : "GPU time breakdown (whole window)");
   if (!HasGpuActivities(job)) {
     *out += "no GPU kernel timeline in these traces (commlens recordings hold communication\n"
             "operations only; the PyTorch profiler's traces have every kernel)\n";
@@ -96,8 +98,16 @@ void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& op
       *out += fmt::format("... {} more steps (--json has all)\n", job.steps.size() - opt.max_steps);
       break;
     }
-    BreakdownRow(out, fmt::format("#{}", job.steps[k].number), job.steps[k].mean);
+    BreakdownRow(out, fmt::format("#{}", job.steps[k].number), job.steps[k].mean,
+                 job.steps[k].left_out.empty() ? "" : "  left out: " + job.steps[k].left_out);
   }
+  const analysis::StepChoice& c = job.step_choice;
+  if (c.selected_by_user)
+    *out += fmt::format("  the summary covers steps {} (--steps)\n", analysis::StepList(c.Summarized()));
+  else if (c.LeavesOut())
+    *out += "  left out of the summary: the leading steps over 1.5x the median step (warm-up: out of every\n"
+            "  analysis) and any other over 3x (outliers: out of the step statistics only; their collectives\n"
+            "  stay in the cross-rank findings). --steps chooses the steps, --all-events keeps everything.\n";
 }
 
 void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
@@ -420,6 +430,7 @@ std::string_view SectionHeading(std::string_view section) {
   if (section == "breakdown") return "GPU time breakdown";
   if (section == "idle") return "Idle gaps per stream";
   if (section == "counters") return "Network and GPU counters";
+  if (section == "inputs") return "Inputs";
   return section;
 }
 
@@ -451,6 +462,30 @@ std::string Wrap(std::string_view text, std::string_view first, std::string_view
   return out + '\n';
 }
 
+// What was analyzed, in two or three lines: the ranks (and the missing ones), the steps,
+// and how the clocks were checked when that changed what the report compares.
+void JobSection(std::string* out, const model::Trace& trace, const analysis::JobAnalysis& job) {
+  Heading(out, "Job");
+  std::set<std::string> hosts;
+  for (const model::RankTrace& r : trace.ranks) hosts.insert(r.hostname);
+  std::string missing;
+  for (int r : trace.missing_ranks) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  *out += trace.missing_ranks.empty()
+              ? fmt::format("{} rank{}", trace.ranks.size(), trace.ranks.size() == 1 ? "" : "s")
+              : fmt::format("{} of {} ranks (no trace of rank{} {})", trace.ranks.size(), trace.world_size,
+                            trace.missing_ranks.size() == 1 ? "" : "s", Cut(missing, 60));
+  if (!(hosts.size() == 1 && hosts.begin()->empty()))
+    *out += fmt::format(" on {} host{}", hosts.size(), hosts.size() == 1 ? "" : "s");
+  const analysis::StepNoise& n = job.cross_rank.noise;
+  if (n.steps > 0)
+    *out += fmt::format("; {} profiler step{}, median step {} (+-{})", n.steps, n.steps == 1 ? "" : "s",
+                        FormatDuration(n.median), FormatDuration(n.noise));
+  *out += "\n";
+  const model::ClockAlignment& c = trace.clock;
+  if ((c.aligned_by_check || (c.mode == model::AlignMode::kNone && c.raw.violated())) && !c.notes.empty())
+    *out += Wrap(c.notes.front(), "", "  ", 100);
+}
+
 // The verdict first: every finding, hangs first then the largest costs, each with the
 // section that holds its evidence.
 void FindingsSection(std::string* out, const analysis::JobAnalysis& job) {
@@ -469,6 +504,7 @@ void FindingsSection(std::string* out, const analysis::JobAnalysis& job) {
 std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
                           const TextOptions& options) {
   std::string out;
+  JobSection(&out, trace, job);
   FindingsSection(&out, job);
   Inputs(&out, trace, job);
   TimeSection(&out, job, options);

@@ -10,7 +10,7 @@
 namespace commlens::report {
 
 struct TextOptions {
-  size_t max_steps = 12;   // per-step rows shown before "... more"
+  size_t max_steps = 20;   // per-step rows shown before "... more"
   size_t max_rows = 20;    // rows of the collective and idle tables
   size_t name_width = 60;  // kernel names are cut to this width
 };

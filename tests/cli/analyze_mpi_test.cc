@@ -69,10 +69,36 @@ class AnalyzeMpi : public ::testing::Test {
 
 TEST_F(AnalyzeMpi, FourRanksGiveTheSameJson) { ExpectSameAsSingleProcess(kSamples + "/ddp", 0, {2, 3, 4}); }
 
-// Native recordings and an Nsight export in one job; the export's rank 0 is the
-// recording's too, so it is skipped and named, the same way.
-TEST_F(AnalyzeMpi, MixedFormatsGiveTheSameJson) {
-  ExpectSameAsSingleProcess(kSamples + "/native " + kSamples + "/nsys-1gpu/moe", 2);
+// Native recordings and an Nsight export of another run: two jobs, refused the same way
+// by every process count (the same words on stderr, exit 1, no JSON).
+TEST_F(AnalyzeMpi, TwoJobsAreRefusedTheSameWay) {
+  const std::string inputs = kSamples + "/native " + kSamples + "/nsys-1gpu/moe";
+  CliRun alone = Commlens("analyze -q " + inputs);
+  ASSERT_EQ(alone.exit_code, 1) << alone.out;
+  EXPECT_NE(alone.out.find("these inputs hold 2 jobs"), std::string::npos) << alone.out;
+  for (int n : {2, 4}) {
+    SCOPED_TRACE("mpirun -np " + std::to_string(n));
+    CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np " + std::to_string(n) + " " + COMMLENS_BIN +
+                       " analyze --mpi -q " + inputs);
+    EXPECT_EQ(mpi.exit_code, 1) << mpi.out;
+    EXPECT_EQ(CommlensLines(mpi.out), CommlensLines(alone.out)) << mpi.out;
+  }
+}
+
+// A --steps the traces lack is a usage error under --mpi too, named by rank 0 alone.
+TEST_F(AnalyzeMpi, AStepTheTracesLackIsAUsageError) {
+  CliRun alone = Commlens("analyze -q " + kSamples + "/ddp --steps 9");
+  ASSERT_EQ(alone.exit_code, 64) << alone.out;
+  CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np 3 " + COMMLENS_BIN + " analyze --mpi -q " + kSamples +
+                     "/ddp --steps 9");
+  EXPECT_EQ(mpi.exit_code, 64) << mpi.out;
+  EXPECT_EQ(CommlensLines(mpi.out), CommlensLines(alone.out)) << mpi.out;
+}
+
+// Warm-up steps left out the same way: rank 0 chooses from every rank's steps.
+TEST_F(AnalyzeMpi, WarmupStepsAreLeftOutTheSameWay) {
+  ExpectSameAsSingleProcess(kSamples + "/nsys-2gpu/ddp", 0, {2, 3});
+  ExpectSameAsSingleProcess(kSamples + "/ddp --steps 4-5", 0, {2, 3});
 }
 
 // Only rank 0 prints the report; the text is the single process's but for the timing line.

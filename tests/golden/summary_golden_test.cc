@@ -55,11 +55,20 @@ Reports ViaSummaries(const std::string& workload, const importers::LoadOptions& 
   std::map<analysis::RankKey, int> owner;
   std::map<analysis::RankKey, RankAnalysis> analyses;
   std::vector<importers::ImportedFile> imported;
+  std::vector<importers::ImportedFile> files_in;
+  for (const std::string& f : files) files_in.push_back(importers::ImportOneFile(f, load));
+  // The steps the summary covers, from every rank's steps before any meets (as rank 0
+  // chooses them under --mpi).
+  std::vector<const std::vector<model::ProfilerStep>*> steps;
+  for (const auto& f : files_in)
+    for (const model::RankTrace& r : f.ranks) steps.push_back(&r.steps);
+  analysis::AnalyzeOptions options;
+  options.steps = analysis::ChooseSteps(steps).value();
   for (size_t i = 0; i < files.size(); ++i) {
-    importers::ImportedFile f = importers::ImportOneFile(files[i], load);
+    importers::ImportedFile f = std::move(files_in[i]);
     for (model::RankTrace& r : f.ranks) {
       model::RankTrace table;
-      analysis::RankSummary s = analysis::SummarizeRank(std::move(r), {}, &table);
+      analysis::RankSummary s = analysis::SummarizeRank(std::move(r), options, &table);
       EXPECT_EQ(s.trace.gpu.size(), 0u);
       kept[i % 2].Keep(std::move(table));
       std::vector<uint8_t> bytes;
@@ -99,7 +108,7 @@ Reports ViaSummaries(const std::string& workload, const importers::LoadOptions& 
     }
     return round.answers;
   };
-  analysis::JobAnalysis job = analysis::AnalyzeJob(*trace, std::move(ranks).value(), {}, &answer);
+  analysis::JobAnalysis job = analysis::AnalyzeJob(*trace, std::move(ranks).value(), options, &answer);
   Reports out = Write(*trace, job);
   out.stretch_questions = asked;
   return out;

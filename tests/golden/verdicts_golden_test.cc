@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <map>
 #include <string>
 
 #include "testing/cli_run.h"
@@ -69,6 +70,118 @@ TEST(Verdicts, TheTextNamesKernelAndTransferBandwidthApart) {
   EXPECT_NE(run.out.find("busbw(kernel)"), std::string::npos);
   EXPECT_NE(run.out.find("busbw(xfer)"), std::string::npos);
   EXPECT_NE(run.out.find("not the fabric's speed"), std::string::npos);
+}
+
+// The Nsight sample's steps #0 (1.9 s: CUDA and NCCL start-up) and #1 (22 ms) are warm-up:
+// shown in the per-step table, left out of the summary, and the headline step is the
+// median of the steady ones (13.4 ms), not the mean of all (290.7 ms).
+TEST(Verdicts, WarmupIsLeftOutOfTheHeadline) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = AnalyzeJson(parser, kSamples + "/nsys-2gpu/ddp");
+  simdjson::dom::element c = doc["step_choice"];
+  simdjson::dom::array left = c["left_out"];
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(int64_t(left.at(0)["step"]), 0);
+  EXPECT_EQ(std::string_view(left.at(0)["why"]), "warm-up");
+  EXPECT_EQ(int64_t(left.at(1)["step"]), 1);
+  EXPECT_NEAR(double(c["median_step_us"]), 13'460, 200);
+  EXPECT_EQ(simdjson::dom::array(doc["steps"]).size(), 7u);  // every step is still shown
+  // The whole window is the steady steps: the GPU is idle about a third of it, not 95%.
+  for (simdjson::dom::element r : simdjson::dom::array(doc["ranks"])) EXPECT_LT(double(r["idle_pct"]), 60.0);
+  testing::CliRun text = Commlens("analyze " + kSamples + "/nsys-2gpu/ddp");
+  EXPECT_NE(text.out.find("median step 13.4"), std::string::npos) << text.out.substr(0, 600);
+  EXPECT_NE(text.out.find("left out: warm-up"), std::string::npos);
+}
+
+// One --steps for every verb that reads traces, checked against the traces' steps.
+TEST(Verdicts, StepsTheTracesLackAreUsageErrors) {
+  for (const char* verb : {"analyze -q", "report -o /dev/null", "export -f perfetto -o /tmp/commlens_steps_x.json"})
+    for (const char* steps : {"9", "5-7"}) {
+      SCOPED_TRACE(std::string(verb) + " --steps " + steps);
+      testing::CliRun run = Commlens(std::string(verb) + " " + kSamples + "/ddp --steps " + steps);
+      EXPECT_EQ(run.exit_code, 64) << run.out;
+      EXPECT_NE(run.out.find("they have steps 3-6"), std::string::npos) << run.out;
+    }
+  // A step the job has narrows the summary to it.
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = AnalyzeJson(parser, kSamples + "/ddp --steps 4-5");
+  EXPECT_TRUE(bool(doc["step_choice"]["selected_by_user"]));
+  EXPECT_EQ(simdjson::dom::array(doc["step_choice"]["summarized"]).size(), 2u);
+}
+
+// Two runs' traces in one folder are two jobs: refused, both named, nothing mixed.
+TEST(Verdicts, TwoJobsInOneFolderAreRefusedWithBothNamed) {
+  const std::string dir = ::testing::TempDir() + "commlens_two_jobs";
+  ASSERT_EQ(testing::Shell("rm -rf " + dir + " && mkdir -p " + dir + " && cp " + kSamples + "/ddp/rank*.json.gz " + dir +
+                           " && for r in 0 1 2 3; do cp " + kSamples + "/fsdp/rank$r.json.gz " + dir +
+                           "/fsdp_rank$r.json.gz; done")
+                .exit_code,
+            0);
+  testing::CliRun run = Commlens("analyze " + dir);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("these inputs hold 2 jobs"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("job 1: 4 ranks (0-3) of world size 4"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("job 2: 4 ranks (0-3) of world size 4"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("fsdp_rank0.json.gz"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("arrives last"), std::string::npos);  // no verdict on a mixed job
+  // Different world sizes: the two-GPU job beside the four-GPU one.
+  testing::CliRun sizes = Commlens("analyze " + kSamples + "/ddp " + kSamples + "/cross-rank/slow-host");
+  EXPECT_EQ(sizes.exit_code, 1) << sizes.out;
+  EXPECT_NE(sizes.out.find("of world size 2"), std::string::npos) << sizes.out;
+}
+
+// Half a job: the missing ranks are named, and the cross-rank findings say they are partial.
+TEST(Verdicts, MissingRanksAreNamed) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc =
+      AnalyzeJson(parser, kSamples + "/ddp/rank0.json.gz " + kSamples + "/ddp/rank1.json.gz");
+  EXPECT_EQ(int64_t(doc["world_size"]), 4);
+  simdjson::dom::array missing = doc["missing_ranks"];
+  ASSERT_EQ(missing.size(), 2u);
+  EXPECT_EQ(int64_t(missing.at(0)), 2);
+  EXPECT_EQ(int64_t(missing.at(1)), 3);
+  EXPECT_EQ(std::string_view(doc["cross_rank"]["summary"]).rfind("Partial job (2 of 4 ranks", 0), 0u);
+  simdjson::dom::element first = simdjson::dom::array(doc["findings"]).at(0);
+  EXPECT_EQ(std::string_view(first["rule"]), "partial_job");
+  // Their collectives have no transfer time: a missing member may have come last.
+  for (simdjson::dom::element b : simdjson::dom::array(doc["collectives"]["buckets"]))
+    EXPECT_EQ(uint64_t(b["transfer"]["count"]), 0u);
+}
+
+// The findings agree with the cross-rank evidence on every sample: a rank a finding names
+// as late is last at most of its collectives beyond chance; every cost has its unit.
+TEST(Verdicts, NoFindingIsContradictedByTheCrossRankTable) {
+  for (const char* job : {"ddp", "fsdp", "moe", "native", "nsys-2gpu/ddp", "nsys-2gpu/fsdp", "nsys-2gpu/moe",
+                          "cross-rank/pipeline-1f1b", "cross-rank/pipeline-gpipe", "cross-rank/contention",
+                          "cross-rank/slow-compute", "cross-rank/slow-host", "cross-rank/hang", "cross-rank/hang/native",
+                          "cross-rank/slow-compute/native", "cross-rank/contention/native"}) {
+    SCOPED_TRACE(job);
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc = AnalyzeJson(parser, kSamples + "/" + job);
+    std::map<int64_t, simdjson::dom::element> stragglers;
+    for (simdjson::dom::element s : simdjson::dom::array(doc["cross_rank"]["stragglers"]))
+      stragglers[int64_t(s["rank"])] = s;
+    for (simdjson::dom::element f : simdjson::dom::array(doc["findings"])) {
+      const std::string_view rule = f["rule"], text = f["text"];
+      SCOPED_TRACE(std::string(text));
+      if (rule == "straggler" || rule == "compute_imbalance") {
+        // "Rank N ..." names the rank; the table must have it last beyond chance.
+        const size_t at = text.find("Rank ");
+        ASSERT_NE(at, std::string_view::npos);
+        const int64_t rank = std::stoll(std::string(text.substr(at + 5, 6)));
+        ASSERT_TRUE(stragglers.count(rank));
+        simdjson::dom::element s = stragglers[rank];
+        EXPECT_TRUE(bool(s["consistent"]));
+        EXPECT_GE(double(int64_t(s["last_arrivals"])), 1.5 * double(s["chance_arrivals"]));
+      }
+      if (double(f["cost_wall_us_per_step"]) > 0 && rule != "pipeline_bubble")
+        EXPECT_TRUE(text.find("per step") != std::string_view::npos || text.find("over the trace") != std::string_view::npos ||
+                    text.find("per rank and step") != std::string_view::npos);
+      if (text.find("rank-time") != std::string_view::npos) {
+        EXPECT_NE(text.find("summed"), std::string_view::npos);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -109,6 +109,64 @@ TEST(Align, NoneAndOneHostLeaveTimesAlone) {
   EXPECT_EQ(t.ranks[1].gpu.start[0], before);
 }
 
+// Traces that name no host are checked: ranks 2 and 3 shifted by 5 ms (as a second node's
+// clock would be) end collectives before ranks 0 and 1 start them, which the default
+// mode takes as proof and aligns every rank.
+TEST(Align, AutoAlignsEveryRankWhenTheCheckProvesTheClocksDiffer) {
+  model::Trace t = LoadRaw("ddp");
+  const std::vector<TimeNs> shifts = {0, 0, 5'000'000, 5'000'000};
+  Skew(&t, shifts);
+  AlignClocks(&t, model::AlignMode::kAuto);
+  EXPECT_TRUE(t.clock.raw.violated());
+  EXPECT_GT(t.clock.raw.violations, t.clock.raw.checked / 2);
+  EXPECT_TRUE(t.clock.aligned_by_check);
+  EXPECT_EQ(t.clock.aligned_per, "ranks");
+  ExpectRecovered(t, shifts);
+  EXPECT_FALSE(t.clock.aligned.violated());
+  ASSERT_FALSE(t.clock.notes.empty());
+  EXPECT_EQ(t.clock.notes[0].rfind("clocks checked: the ranks' clocks differ (collective #", 0), 0u) << t.clock.notes[0];
+  // The unshifted traces pass the check and stay on their clocks.
+  model::Trace raw = LoadRaw("ddp");
+  AlignClocks(&raw, model::AlignMode::kAuto);
+  EXPECT_GT(raw.clock.raw.checked, 0u);
+  EXPECT_FALSE(raw.clock.raw.violated());
+  EXPECT_FALSE(raw.clock.applied);
+}
+
+// Hosts named, but one host's ranks disagree with each other (rank 1 shifted on node-a):
+// the per-host alignment still breaks the rule, so every rank is aligned on its own.
+TEST(Align, AutoFallsBackToRanksWhenAHostsRanksDisagree) {
+  model::Trace t = LoadRaw("ddp");
+  const char* hosts[] = {"node-a", "node-a", "node-b", "node-b"};
+  for (size_t r = 0; r < 4; ++r) t.ranks[r].hostname = hosts[r];
+  const std::vector<TimeNs> shifts = {0, 3'000'000, 2'345'678, 2'345'678};
+  Skew(&t, shifts);
+  AlignClocks(&t, model::AlignMode::kAuto);
+  EXPECT_TRUE(t.clock.aligned_by_check);
+  EXPECT_EQ(t.clock.aligned_per, "ranks");
+  ExpectRecovered(t, shifts);
+  EXPECT_FALSE(t.clock.aligned.violated());
+}
+
+// --align none keeps the raw clocks, and says that they disagree.
+TEST(Align, NoneKeepsDisagreeingClocksAndSaysSo) {
+  model::Trace t = LoadRaw("ddp");
+  Skew(&t, {0, 0, 5'000'000, 5'000'000});
+  AlignClocks(&t, model::AlignMode::kNone);
+  EXPECT_FALSE(t.clock.applied);
+  EXPECT_TRUE(t.clock.aligned.violated());
+  ASSERT_EQ(t.clock.notes.size(), 1u);
+  EXPECT_EQ(t.clock.notes[0].rfind("--align none: the raw clocks differ", 0), 0u) << t.clock.notes[0];
+}
+
+TEST(Align, HostFromPyTorchFileNames) {
+  EXPECT_EQ(HostFromFileName("/t/node-17_4242.1732612345678.pt.trace.json"), "node-17");
+  EXPECT_EQ(HostFromFileName("gpu_host_a_99.1.pt.trace.json.gz"), "gpu_host_a");
+  EXPECT_EQ(HostFromFileName("rank0.json.gz"), "");
+  EXPECT_EQ(HostFromFileName("worker0.1.pt.trace.json"), "");   // no _<pid>: a name the job chose
+  EXPECT_EQ(HostFromFileName("node_x1.1.pt.trace.json"), "");   // "x1" is no pid
+}
+
 TEST(Align, AClockLinkedOnlyThroughOthersIsAlignedThroughThem) {
   // Real DDP collectives, thinned so that rank 3 never shares one with rank 0: rank 0 is
   // left out of the odd ones and rank 3 of the even ones. Ranks 1 and 2 are aligned

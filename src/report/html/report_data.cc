@@ -61,7 +61,7 @@ json RanksJson(const analysis::JobAnalysis& job) {
 // per-step means (or, without steps, the mean over ranks of the whole window).
 json SummaryJson(const analysis::JobAnalysis& job) {
   std::vector<const analysis::TimeBreakdown*> parts;
-  for (const auto& s : job.steps) parts.push_back(&s.mean);
+  for (const analysis::JobStepBreakdown* s : job.SummarizedSteps()) parts.push_back(&s->mean);
   const bool steps = !parts.empty();
   if (!steps)
     for (const auto& a : job.ranks) parts.push_back(&a.time.total);
@@ -90,6 +90,9 @@ json SummaryJson(const analysis::JobAnalysis& job) {
   j["span_min_us"] = spans.empty() ? 0.0 : Us(spans.front());
   j["span_median_us"] = spans.empty() ? 0.0 : Us(spans[(spans.size() - 1) / 2]);
   j["span_max_us"] = spans.empty() ? 0.0 : Us(spans.back());
+  j["left_out"] = json::array();
+  for (const auto& st : job.step_choice.steps)
+    if (!st.left_out.empty()) j["left_out"].push_back({{"step", st.number}, {"why", st.left_out}});
   return j;
 }
 

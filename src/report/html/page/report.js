@@ -122,7 +122,9 @@
 
   const sum = section('summary', 'Summary',
     hasGpu ? (s.over === 'steps'
-      ? `A profiler step, averaged over ${s.count} steps and the ranks that ran them. Definitions: docs/analysis.md.`
+      ? `A profiler step, averaged over ${s.count} steps and the ranks that ran them` +
+        (s.left_out.length ? ` (left out: ${s.left_out.map((x) => `#${x.step} ${x.why}`).join(', ')}; each step is in the table below)` : '') +
+        '; the step time is the median step. Definitions: docs/analysis.md.'
       : 'The analyzed window, averaged over the ranks (the traces have no profiler steps).')
       : 'These traces hold no GPU kernels (a commlens recording of NCCL operations): the collectives and counters are below.');
   if (hasGpu) {
@@ -134,8 +136,8 @@
       ['idle', s.idle_us, C.idle],
     ];
     const cards = el('div', {class: 'cards'});
-    cards.append(el('div', {class: 'card'}, el('div', {class: 'label'}, s.over === 'steps' ? 'step time' : 'GPU span'),
-      el('div', {class: 'value'}, fmtUs(s.span_us)),
+    cards.append(el('div', {class: 'card'}, el('div', {class: 'label'}, s.over === 'steps' ? 'step time (median)' : 'GPU span'),
+      el('div', {class: 'value'}, fmtUs(s.over === 'steps' ? s.span_median_us : s.span_us)),
       el('div', {class: 'sub'}, s.count > 1 ? `${fmtUs(s.span_min_us)} – ${fmtUs(s.span_max_us)}` : '')));
     for (const [name, us, color] of parts)
       cards.append(el('div', {class: 'card'},
