@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "exporters/output_file.h"
+#include "common/output_file.h"
 #include "model/activity_class.h"
 #include "model/collective.h"
 

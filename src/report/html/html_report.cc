@@ -1,12 +1,9 @@
 #include "report/html/html_report.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
+#include "common/json_writer.h"
+#include "common/output_file.h"
 #include "report/html/html_assets.h"
 #include "report/html/report_data.h"
 
@@ -31,7 +28,7 @@ std::string HtmlEscape(std::string_view s) {
 // JSON that may sit inside <script>: '<' appears only within JSON strings, where
 // "\u003c" means the same, so no "</script" or "<!--" can end or alter the element.
 std::string ScriptSafeJson(const nlohmann::json& j) {
-  const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = JsonText(j, -1);
   std::string out;
   out.reserve(text.size() + text.size() / 64);
   for (char c : text) {
@@ -102,23 +99,7 @@ Status WriteHtmlReport(const model::Trace& trace, const analysis::JobAnalysis& j
                        const HtmlReportOptions& options, const std::string& path) {
   Result<std::string> page = RenderHtmlReport(trace, job, options);
   if (!page.ok()) return page.status();
-  const std::string tmp = fmt::format("{}.tmp{}", path, ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(page->data(), static_cast<std::streamsize>(page->size()));
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Error(fmt::format("cannot write {}", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return Error(fmt::format("cannot write {}: {}", path, ec.message()));
-  }
-  return OkStatus();
+  return WriteWholeFile(path, *page);
 }
 
 }  // namespace commlens::report::html
