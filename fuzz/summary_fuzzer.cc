@@ -23,6 +23,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/rank_summary.h"
+#include "common/json_writer.h"
 #include "passes/finish.h"
 #include "report/json_report.h"
 
@@ -107,7 +108,7 @@ void AnalyzeAsRankZero(analysis::RankSummary s) {
   options.threads = 1;
   const analysis::JobAnalysis job = analysis::AnalyzeJob(trace, std::move(ranks).value(), options, &zeros);
   std::ostringstream json;
-  report::WriteJson(json, report::AnalyzeToJson(trace, job), -1);  // what analyze writes
+  WriteJson(json, report::AnalyzeToJson(trace, job), -1);  // what analyze writes
 }
 
 // What |decode| reads from |bytes|, if anything; then its encoding must decode again.

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,6 +12,7 @@
 #include "bench/collective_table.h"
 #include "bench/run_json.h"
 #include "common/file.h"
+#include "common/json_writer.h"
 
 namespace commlens::bench {
 
@@ -282,7 +282,7 @@ std::string BenchReportToJson(const BenchReport& report) {
   root["collectives"] = collectives;
   root["wrong_total"] = report.WrongTotal();
   root["ok"] = report.WrongTotal() == 0;
-  return root.dump(2) + "\n";
+  return JsonText(root, 2) + "\n";
 }
 
 Result<BenchReport> ParseBenchReport(std::string_view text, std::string_view source) {

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "analysis/analyze.h"
@@ -13,6 +12,7 @@
 #include "cli/mpi_job.h"
 #include "cli/verbs.h"
 #include "common/units.h"
+#include "common/json_writer.h"
 #include "exporters/csv/csv_writer.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
@@ -39,21 +39,19 @@ struct AnalyzeArgs {
 int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const AnalyzeArgs& args,
            std::chrono::steady_clock::time_point t0) {
   if (!args.json_path.empty()) {
-    // Written straight to the stream (indent 1, as dump(1)): a job of thousands of ranks
-    // does not hold its JSON text beside the document.
+    // Written straight to the file (indent 1, as dump(1)): a job of thousands of ranks
+    // does not hold its JSON text beside the document. The file is whole or absent.
     const nlohmann::json doc = report::AnalyzeToJson(trace, job);
     if (args.json_path == "-") {
-      report::WriteJson(std::cout, doc, 1);
+      WriteJson(std::cout, doc, 1);
       std::cout << "\n";
-      std::cout.flush();
-    } else {
-      std::ofstream out(args.json_path, std::ios::binary);
-      report::WriteJson(out, doc, 1);
-      out << "\n";
-      if (!out.good()) {
-        fmt::print(stderr, "commlens analyze: cannot write {}\n", args.json_path);
+      if (!std::cout.flush()) {
+        fmt::print(stderr, "commlens analyze: cannot write the JSON to stdout\n");
         return kExitFailed;
       }
+    } else if (Status written = WriteJsonFile(args.json_path, doc, 1); !written.ok()) {
+      fmt::print(stderr, "commlens analyze: {}\n", written.message());
+      return kExitFailed;
     }
   }
   if (!args.csv_dir.empty()) {

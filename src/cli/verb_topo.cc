@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/verbs.h"
+#include "common/json_writer.h"
 #include "topo/check.h"
 #include "topo/discover.h"
 #include "topo/gpu_facts_json.h"
@@ -72,16 +73,12 @@ int RunTopo(const TopoArgs& args) {
   std::vector<topo::Finding> findings = topo::RunChecks(topology, matrix);
 
   if (!args.json_path.empty()) {
-    std::string text = topo::RenderJson(topology, matrix, findings).dump(2) + "\n";
+    const nlohmann::json doc = topo::RenderJson(topology, matrix, findings);
     if (args.json_path == "-") {
-      std::cout << text;
-    } else {
-      std::ofstream out(args.json_path);
-      out << text;
-      if (!out.flush()) {
-        std::cerr << fmt::format("commlens topo: cannot write {}\n", args.json_path);
-        return kExitUsage;
-      }
+      std::cout << JsonText(doc, 2) << "\n";
+    } else if (Status written = WriteJsonFile(args.json_path, doc, 2); !written.ok()) {
+      std::cerr << "commlens topo: " << written.message() << "\n";
+      return kExitUsage;
     }
   }
   if (args.json_path != "-") std::cout << topo::RenderText(topology, matrix, findings, args.check);

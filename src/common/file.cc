@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 namespace commlens {
 
@@ -83,19 +82,6 @@ Result<std::string> ReadFileHead(const std::string& path, size_t n) {
   if (!got.ok()) return Error(path + ": " + got.status().message());
   head.resize(*got);
   return head;
-}
-
-}  // namespace commlens
-
-namespace commlens {
-
-Status WriteWholeFile(const std::string& path, std::string_view text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Error(path + ": cannot open for writing");
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) return Error(path + ": write failed");
-  return OkStatus();
 }
 
 }  // namespace commlens

@@ -52,8 +52,6 @@ class ReadableFile {
 
 // The whole file as a string.
 [[nodiscard]] Result<std::string> ReadWholeFile(const std::string& path);
-// Replaces the file with |text|; the error names |path|.
-[[nodiscard]] Status WriteWholeFile(const std::string& path, std::string_view text);
 // Its first |n| bytes (fewer when it is shorter).
 [[nodiscard]] Result<std::string> ReadFileHead(const std::string& path, size_t n);
 

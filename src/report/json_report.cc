@@ -483,10 +483,4 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   return doc;
 }
 
-void WriteJson(std::ostream& out, const nlohmann::json& doc, int indent) {
-  nlohmann::detail::serializer<nlohmann::json> writer(nlohmann::detail::output_adapter<char>(out), ' ',
-                                                      nlohmann::json::error_handler_t::replace);
-  writer.dump(doc, indent >= 0, false, static_cast<unsigned int>(std::max(indent, 0)));
-}
-
 }  // namespace commlens::report

@@ -2,8 +2,6 @@
 // Times are microseconds (floating point, nanosecond precision), percentages 0-100.
 #pragma once
 
-#include <ostream>
-
 #include <nlohmann/json.hpp>
 
 #include "analysis/analyze.h"
@@ -15,11 +13,6 @@ inline constexpr const char* kAnalyzeSchema = "commlens.analyze";
 inline constexpr int kAnalyzeSchemaVersion = 2;
 
 nlohmann::json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job);
-
-// Writes |doc| to |out| as dump(indent) would, without building its text first, and with
-// any string that is not UTF-8 (a name cut mid-character by a recorder, a damaged byte)
-// written with U+FFFD in place of the bad bytes instead of failing the whole report.
-void WriteJson(std::ostream& out, const nlohmann::json& doc, int indent);
 
 // The document's "collectives" section alone (the HTML report builds on it).
 nlohmann::json CollectivesJson(const analysis::CollectiveAnalysis& c);

@@ -18,53 +18,10 @@
 const {execFileSync} = require('child_process');
 const fs = require('fs');
 const path = require('path');
-const {pathToFileURL} = require('url');
-
-function parseArgs(argv) {
-  const a = {commlens: 'build/src/cli/commlens', out: 'build/browser-test', chromium: '/usr/bin/chromium',
-    nodeModules: 'build/npm/node_modules', samples: []};
-  for (let i = 2; i < argv.length; i++) {
-    const k = argv[i], v = argv[i + 1];
-    if (k === '--commlens') a.commlens = v, i++;
-    else if (k === '--out') a.out = v, i++;
-    else if (k === '--chromium') a.chromium = v, i++;
-    else if (k === '--node-modules') a.nodeModules = v, i++;
-    else if (k === '--sample') a.samples.push(v), i++;
-    else { console.error(`unknown argument ${k}`); process.exit(64); }
-  }
-  // The real two-GPU cross-rank jobs too: a pipeline, two contending groups, a hang (its
-  // Kineto traces and the plugin's recording).
-  if (!a.samples.length) {
-    a.samples = ['ddp', 'fsdp', 'moe', 'native', 'cross-rank/pipeline-1f1b', 'cross-rank/contention', 'cross-rank/hang',
-      'cross-rank/hang/native'];
-  }
-  return a;
-}
-
-function skip(why) {
-  console.log(`skipped: ${why} (scripts/setup.sh installs it)`);
-  process.exit(77);
-}
-
-// The flags of /work/shared/reference/browser-testing.md: headless as root, and no
-// background traffic that a closed network would refuse.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const {parseArgs, launch, openPage} = require('./chromium');
 
 async function checkPage(browser, file, shot) {
-  const problems = [];
-  const url = pathToFileURL(path.resolve(file)).href;
-  const context = await browser.newContext({viewport: {width: 1440, height: 900}, deviceScaleFactor: 1});
-  const page = await context.newPage();
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-  page.on('pageerror', (e) => problems.push(`uncaught: ${e.message}`));
-  page.on('request', (r) => { if (r.url() !== url) problems.push(`request: ${r.url()}`); });
-  page.on('requestfailed', (r) => { if (r.url() === url) problems.push(`the page itself failed to load`); });
-  const t0 = Date.now();
-  await page.goto(url, {waitUntil: 'load'});
-  await page.waitForSelector('body[data-rendered="true"]', {timeout: 30000})
-    .catch(() => problems.push('the page did not finish drawing (body[data-rendered] never set)'));
-  const loadMs = Date.now() - t0;
+  const {page, context, problems, loadMs} = await openPage(browser, file);
   const drawn = await page.evaluate(() => {
     const canvases = [...document.querySelectorAll('.chart canvas')];
     return {
@@ -119,18 +76,14 @@ function withMadeUpCrossRank(html) {
 }
 
 async function main() {
-  const a = parseArgs(process.argv);
-  let chromium;
-  try {
-    ({chromium} = require(path.resolve(a.nodeModules, 'playwright-core')));
-  } catch (e) {
-    skip(`playwright-core not found in ${a.nodeModules}`);
+  const a = parseArgs(process.argv, {samples: true});
+  // The real two-GPU cross-rank jobs too: a pipeline, two contending groups, a hang (its
+  // Kineto traces and the plugin's recording).
+  if (!a.samples.length) {
+    a.samples = ['ddp', 'fsdp', 'moe', 'native', 'cross-rank/pipeline-1f1b', 'cross-rank/contention', 'cross-rank/hang',
+      'cross-rank/hang/native'];
   }
-  if (!fs.existsSync(a.chromium)) skip(`${a.chromium} not found`);
-  if (!fs.existsSync(a.commlens)) { console.error(`no commlens binary at ${a.commlens}`); process.exit(1); }
-  fs.mkdirSync(a.out, {recursive: true});
-  // playwright-core starts Chromium with a fresh, empty profile of its own each launch.
-  const b = await chromium.launch({executablePath: a.chromium, args: CHROMIUM_ARGS});
+  const b = await launch(a);
   let failed = 0;
   try {
     for (const sample of a.samples) {

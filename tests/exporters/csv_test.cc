@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "importers/trace_loader.h"
+#include "testing/hostile_names.h"
 
 namespace commlens::exporters {
 namespace {
@@ -89,6 +91,57 @@ TEST(Csv, AFileInTheWayIsAClearError) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find(path), std::string::npos);
   fs::remove(path);
+}
+
+// Names that a spreadsheet would run as formulas (= + - @, tab, carriage return first):
+// their cells read back as the name behind a single quote, and are quoted in the file;
+// every other name and every number reads back as written.
+TEST(Csv, NamesThatLookLikeFormulasAreText) {
+  auto t = importers::LoadTrace({std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/ddp"}, {});
+  ASSERT_TRUE(t.ok());
+  const std::map<std::string, std::string> renamed = testing::GiveHostileNames(&*t);
+  analysis::JobAnalysis job = analysis::Analyze(*t, {});
+  std::string dir = (fs::temp_directory_path() / ("commlens_csv_hostile_" + std::to_string(::getpid()))).string();
+  ASSERT_TRUE(WriteCsv(job, dir).ok());
+  auto guarded = [](const std::string& name) {
+    return std::string("=+-@\t\r").find(name.front()) != std::string::npos ? "'" + name : name;
+  };
+  std::set<std::string> names;  // every name the tables should hold, as they should hold it
+  for (const auto& [old_name, name] : renamed) names.insert(guarded(name));
+  for (const model::RankTrace& r : t->ranks) names.insert(guarded(r.hostname));
+  for (const model::JobGroup& g : t->groups) names.insert(guarded(g.name)), names.insert(guarded(g.description));
+
+  const std::map<std::string, std::vector<std::string>> text_columns = {
+      {"ranks.csv", {"hostname"}}, {"kernels.csv", {"name"}},
+      {"collectives.csv", {"group", "group_desc"}}, {"cross_rank_groups.csv", {"group", "group_desc"}}};
+  size_t seen = 0;
+  for (const auto& [file, columns] : text_columns) {
+    auto rows = ReadCsv(dir + "/" + file);
+    ASSERT_GT(rows.size(), 1u) << file;
+    for (size_t c = 0; c < rows[0].size(); ++c) {
+      const bool text = std::find(columns.begin(), columns.end(), rows[0][c]) != columns.end();
+      for (size_t r = 1; r < rows.size(); ++r) {
+        ASSERT_EQ(rows[r].size(), rows[0].size()) << file << " row " << r;
+        const std::string& cell = rows[r][c];
+        if (text) {
+          EXPECT_TRUE(cell.empty() || std::string("=+-@\t\r").find(cell.front()) == std::string::npos)
+              << file << " " << rows[0][c] << ": " << cell;
+          seen += names.count(cell);
+        } else if (rows[0][c] != "class" && rows[0][c] != "op" && rows[0][c] != "rank" && !cell.empty()) {
+          size_t used = 0;
+          (void)std::stod(cell, &used);  // a number, as written (negative ones too)
+          EXPECT_EQ(used, cell.size()) << file << " " << rows[0][c] << ": " << cell;
+        }
+      }
+    }
+  }
+  EXPECT_GE(seen, names.size());
+  // In the file, a guarded cell is quoted: a reader that ignores quotes still sees text.
+  std::ifstream in(dir + "/kernels.csv");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find(",\"'=HYPERLINK(\"\"http://evil.example\"\""), std::string::npos);
+  EXPECT_NE(text.find(",\"'-2+3+cmd|' /C calc'!A0#2\","), std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace

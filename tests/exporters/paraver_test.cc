@@ -21,6 +21,7 @@
 #include "exporters/paraver/paraver_ids.h"
 #include "exporters/paraver/paraver_writer.h"
 #include "importers/trace_loader.h"
+#include "testing/hostile_names.h"
 
 namespace commlens::exporters {
 namespace {
@@ -325,6 +326,36 @@ TEST_P(ParaverGolden, WritesAValidTraceOfTheWholeJob) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, ParaverGolden, ::testing::Values("ddp", "moe", "native", "fsdp"));
+
+// Kernels, hosts and process groups named with line breaks, tabs, escape sequences and
+// other control bytes: the .pcf and .row hold one label per line, printable, and still
+// parse as Paraver reads them; each name is there with its control bytes as spaces.
+TEST(Paraver, ControlBytesInNamesBecomeSpaces) {
+  Job j = Load("ddp");
+  const std::map<std::string, std::string> renamed = testing::GiveHostileNames(&j.trace);
+  TempDir dir;
+  const fs::path prefix = dir.path() / "job";
+  Status s = WriteParaver(j.trace, j.job, prefix.string(), {});
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string pcf = ReadFile(prefix.string() + ".pcf"), row = ReadFile(prefix.string() + ".row");
+  for (const std::string* text : {&pcf, &row})
+    for (size_t i = 0; i < text->size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>((*text)[i]);
+      ASSERT_TRUE(c == '\n' || (c >= 0x20 && c != 0x7f))
+          << (text == &pcf ? ".pcf" : ".row") << " byte " << i << " is " << int(c);
+    }
+  auto printable = [](std::string name) {
+    for (char& c : name)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+    return name;
+  };
+  for (const auto& [old_name, name] : renamed) EXPECT_NE(pcf.find(printable(name)), std::string::npos) << name;
+  for (const model::JobGroup& g : j.trace.groups) EXPECT_NE(pcf.find(printable(g.name)), std::string::npos) << g.name;
+  for (const model::RankTrace& r : j.trace.ranks) EXPECT_NE(row.find(printable(r.hostname)), std::string::npos);
+  Export e = Read(prefix);
+  EXPECT_EQ(e.task_labels.size(), j.trace.ranks.size());
+  EXPECT_EQ(static_cast<int>(e.thread_labels.size()), e.total_threads());
+}
 
 TEST(Paraver, SameInputGivesTheSameBytes) {
   Job j = Load("moe");

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "importers/trace_loader.h"
+#include "testing/hostile_names.h"
 
 namespace commlens::exporters {
 namespace {
@@ -254,6 +255,53 @@ TEST(Perfetto, AFullDiskIsAClearErrorAndLeavesNoHalfFile) {
   EXPECT_FALSE(fs::exists(path));
   for (const auto& e : fs::directory_iterator(fs::path(path).parent_path()))
     EXPECT_EQ(e.path().filename().string().find("full.json.tmp"), std::string::npos) << e.path();
+}
+
+// What a valid UTF-8 reader sees of a name: each byte that is not part of a UTF-8
+// character is U+FFFD (nlohmann's replace rule; the names here have no other faults).
+std::string Replaced(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    if (c < 0x80) out += name[i];
+    else out += "\xef\xbf\xbd";
+  }
+  return out;
+}
+
+// A kernel, host or process group named with markup, formulas, control bytes or bytes that
+// are not UTF-8: the file is written, parses (simdjson checks UTF-8), and holds each name,
+// the bad bytes as U+FFFD.
+TEST(Perfetto, HostileNamesAreWrittenAsValidJson) {
+  model::Trace t = Load("ddp");
+  const std::map<std::string, std::string> renamed = testing::GiveHostileNames(&t);
+  ASSERT_EQ(renamed.size(), testing::kHostileNames.size());
+  const std::string path = TempPath("hostile.json");
+  Status s = WritePerfetto(t, path, {});
+  ASSERT_TRUE(s.ok()) << s.message();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(ReadAll(path)).get(doc), simdjson::SUCCESS);
+  std::set<std::string> kernels, processes, groups;
+  for (simdjson::dom::element e : doc["traceEvents"].get_array()) {
+    const std::string_view ph = e["ph"];
+    if (ph == "X" && std::string_view(e["cat"]) == "kernel") kernels.emplace(std::string_view(e["name"]));
+    if (ph == "M" && std::string_view(e["name"]) == "process_name")
+      processes.emplace(std::string_view(e["args"]["name"]));
+    simdjson::dom::element args;
+    std::string_view group;
+    if (ph == "X" && e["args"].get(args) == simdjson::SUCCESS && args["process_group"].get(group) == simdjson::SUCCESS)
+      groups.emplace(group);
+  }
+  for (const auto& [old_name, name] : renamed) EXPECT_TRUE(kernels.count(Replaced(name))) << name;
+  for (const model::RankTrace& rank : t.ranks) {
+    bool named = false;
+    for (const std::string& p : processes) named |= p.find(Replaced(rank.hostname)) != std::string::npos;
+    EXPECT_TRUE(named) << rank.hostname;
+  }
+  size_t groups_seen = 0;
+  for (const model::JobGroup& g : t.groups) groups_seen += groups.count(Replaced(g.name));
+  EXPECT_GT(groups_seen, 0u);
 }
 
 }  // namespace

@@ -20,7 +20,9 @@
 #include "report/html/counter_rates.h"
 #include "report/html/html_report.h"
 #include "report/html/step_timeline.h"
+#include "common/sha256.h"
 #include "report/json_report.h"
+#include "testing/hostile_names.h"
 #include "testing/sample_job.h"
 
 namespace commlens {
@@ -89,6 +91,71 @@ TEST_P(HtmlSample, PageStandsAlone) {
   for (size_t p = 0; (p = page->find("</script", p)) != std::string::npos; ++p) ++closes;
   EXPECT_EQ(opens, 3u);
   EXPECT_EQ(closes, 3u);
+}
+
+// The policy runs the page's two scripts by their SHA-256 and nothing else: no
+// 'unsafe-inline', so markup that a name smuggled into the page could not run script.
+TEST_P(HtmlSample, ScriptsRunOnlyByTheirHashes) {
+  Analyzed a = AnalyzeSample(GetParam());
+  Result<std::string> page = report::html::RenderHtmlReport(a.trace, a.job, {});
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  const std::string policy = Between(*page, "http-equiv=\"Content-Security-Policy\" content=\"", "\"");
+  const std::string script_src = Between(policy, "script-src ", ";");
+  EXPECT_EQ(script_src.find("unsafe-inline"), std::string::npos) << script_src;
+  EXPECT_NE(policy.find("style-src 'unsafe-inline'"), std::string::npos) << "echarts sets inline styles";
+  auto base64 = [](const Sha256::Digest& d) {
+    static const std::string kDigits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    uint32_t bits = 0;
+    int n = 0;
+    for (uint8_t byte : d) {
+      bits = bits << 8 | byte;
+      for (n += 8; n >= 6; n -= 6) out += kDigits[(bits >> (n - 6)) & 63];
+    }
+    if (n > 0) out += kDigits[(bits << (6 - n)) & 63];
+    while (out.size() % 4) out += '=';
+    return out;
+  };
+  size_t scripts = 0;
+  for (size_t p = 0; (p = page->find("<script>", p)) != std::string::npos; ++scripts) {
+    p += 8;
+    const size_t end = page->find("</script>", p);
+    ASSERT_NE(end, std::string::npos);
+    const std::string hash = "'sha256-" + base64(Sha256::Of(std::string_view(*page).substr(p, end - p))) + "'";
+    EXPECT_NE(script_src.find(hash), std::string::npos) << "script " << scripts << " is not named: " << script_src;
+  }
+  EXPECT_EQ(scripts, 2u);  // the chart library and the page's script; the data is not run
+}
+
+// A job whose names are markup, formulas, control bytes and bad UTF-8: the page's data
+// holds them as JSON text ('<' as \u003c, bad bytes as U+FFFD), inside its element.
+TEST(HtmlReport, HostileNamesStayData) {
+  if (!report::html::MissingChartLibraryMessage().empty()) GTEST_SKIP() << "built without echarts";
+  Analyzed a = AnalyzeSample("ddp");
+  testing::GiveHostileNames(&a.trace);
+  const std::string markup_name = testing::kHostileNames.back();  // <img …>, quotes, </script>
+  a.trace.groups[0].description = markup_name;
+  for (model::RankTrace& r : a.trace.ranks)
+    for (model::ProcessGroup& g : r.groups)
+      if (g.job_group == 0) g.description = markup_name;
+  a.job = analysis::Analyze(a.trace, {});
+  report::html::HtmlReportOptions options;
+  options.title = "<img src=x onerror=alert(1)>";
+  Result<std::string> page = report::html::RenderHtmlReport(a.trace, a.job, options);
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  EXPECT_NE(page->find("<title>&lt;img src=x onerror=alert(1)&gt;</title>"), std::string::npos);
+  const std::string text = Between(*page, "<script type=\"application/json\" id=\"report-data\">", "</script>");
+  EXPECT_EQ(text.find('<'), std::string::npos);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS);  // UTF-8 checked too
+  bool markup = false;
+  for (simdjson::dom::element b : doc["collectives"]["buckets"].get_array())
+    markup |= std::string_view(b["group_desc"]) == markup_name;
+  EXPECT_TRUE(markup) << "the names are kept, as text";
+  size_t opens = 0;
+  for (size_t p = 0; (p = page->find("<script", p)) != std::string::npos; ++p) ++opens;
+  EXPECT_EQ(opens, 3u);
 }
 
 TEST_P(HtmlSample, DataHoldsTheAnalyzeNumbers) {

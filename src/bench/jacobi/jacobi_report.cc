@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/run_json.h"
-#include "common/file.h"
+#include "common/json_writer.h"
 
 namespace commlens::bench {
 
@@ -72,7 +72,7 @@ std::string JacobiReportToJson(const JacobiReport& r) {
   root["results"] = results;
   root["wrong_total"] = r.WrongTotal();
   root["ok"] = r.WrongTotal() == 0;
-  return root.dump(2) + "\n";
+  return JsonText(root, 2) + "\n";
 }
 
 Status WriteJacobiReport(const JacobiReport& report, const std::string& path) {

@@ -1,12 +1,11 @@
 #include "bench/moe/moe_report.h"
 
-#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/run_json.h"
-#include "common/file.h"
+#include "common/json_writer.h"
 
 namespace commlens::bench {
 
@@ -105,7 +104,7 @@ std::string MoeReportToJson(const MoeReport& r) {
   root["results"] = results;
   root["wrong_total"] = r.WrongTotal();
   root["ok"] = r.WrongTotal() == 0;
-  return root.dump(2) + "\n";
+  return JsonText(root, 2) + "\n";
 }
 
 Status WriteMoeReport(const MoeReport& report, const std::string& path) {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "exporters/output_file.h"
+#include "common/output_file.h"
 #include "model/activity_class.h"
 #include "model/collective.h"
 
@@ -22,9 +22,20 @@ std::string Us(TimeNs ns) {
 
 std::string Pct(double v) { return fmt::format("{:.2f}", v); }
 
-// One field, quoted when it must be (RFC 4180).
+// A name from the trace (host, kernel, process group) as a cell. A spreadsheet runs a
+// cell that starts with = + - @, a tab or a carriage return as a formula (OWASP, "CSV
+// Injection"): such a cell gets a leading single quote, which makes it text there, and
+// Field() quotes it. Only names go through here: the numbers we format ("-12.500") stay
+// numbers.
+std::string Text(std::string_view s) {
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s.front()) != std::string_view::npos)
+    return "'" + std::string(s);
+  return std::string(s);
+}
+
+// One field, quoted when it must be (RFC 4180), and when Text() guarded it.
 std::string Field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos && !s.starts_with('\'')) return std::string(s);
   std::string q = "\"";
   for (char c : s) {
     if (c == '"') q += '"';
@@ -105,7 +116,7 @@ class CsvWriter {
   void Ranks(OutputFile* f) {
     Table table(f, {"rank", "hostname", COMMLENS_BREAKDOWN_COLUMNS});
     for (const auto& a : job_.ranks)
-      table.Row(Join({std::to_string(a.trace->rank), a.trace->hostname}, BreakdownFields(a.time.total)));
+      table.Row(Join({std::to_string(a.trace->rank), Text(a.trace->hostname)}, BreakdownFields(a.time.total)));
   }
 
   void Steps(OutputFile* f) {
@@ -119,7 +130,7 @@ class CsvWriter {
 
   static void KernelRows(Table* table, const std::string& who, const analysis::KernelBreakdown& k) {
     for (const auto& s : k.kernels)
-      table->Row({who, s.name, std::string(model::ActivityClassName(s.cls)), std::to_string(s.count), Us(s.total),
+      table->Row({who, Text(s.name), std::string(model::ActivityClassName(s.cls)), std::to_string(s.count), Us(s.total),
                   fmt::format("{:.3f}", s.mean / 1000.0), Us(s.min), Us(s.max), fmt::format("{:.3f}", s.stddev / 1000.0)});
   }
 
@@ -171,7 +182,7 @@ class CsvWriter {
     auto gbps = [](double v, bool known) { return known ? fmt::format("{:.3f}", v) : std::string(); };
     for (const auto& b : job_.collectives.buckets) {
       const double wait = b.wait_share();
-      table.Row({b.group_name, b.group_desc, std::to_string(b.group_size), std::string(model::CommOpName(b.op)),
+      table.Row({Text(b.group_name), Text(b.group_desc), std::to_string(b.group_size), std::string(model::CommOpName(b.op)),
                  std::to_string(b.size_lo), std::to_string(b.size_hi), std::to_string(b.count), std::to_string(b.ranks),
                  Us(b.total), Us(b.p50), Us(b.p99), Us(b.max), std::to_string(b.bytes),
                  fmt::format("{:.3f}", b.kernel_algbw_gbps), fmt::format("{:.3f}", b.kernel_busbw_gbps),
@@ -186,7 +197,7 @@ class CsvWriter {
     Table table(f, {"group", "group_desc", "matched", "unmatched", "start_skew_p50_us", "start_skew_p99_us",
                     "start_skew_max_us"});
     for (const auto& g : job_.collectives.groups)
-      table.Row({g.group_name, g.group_desc, std::to_string(g.matched), std::to_string(g.unmatched), Us(g.skew_p50),
+      table.Row({Text(g.group_name), Text(g.group_desc), std::to_string(g.matched), std::to_string(g.unmatched), Us(g.skew_p50),
                  Us(g.skew_p99), Us(g.skew_max)});
   }
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "exporters/output_file.h"
+#include "common/output_file.h"
 #include "exporters/paraver/comm_records.h"
 #include "exporters/paraver/paraver_layout.h"
 #include "exporters/paraver/pcf_row.h"

@@ -27,11 +27,13 @@ constexpr StateLabel kStates[] = {
 };
 static_assert(std::size(kStates) == kStateCount);
 
-// A label on one line: the .pcf and .row are line-based.
+// A label on one line of printable text: the .pcf and .row are line-based, and Paraver
+// reads a label to the end of its line. Every control byte (a line break, a tab, an
+// escape sequence, NUL, DEL) becomes a space; other bytes are kept as they are.
 std::string OneLine(std::string_view text) {
   std::string s(text);
   for (char& c : s)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
   return s.empty() ? "(unnamed)" : s;
 }
 

@@ -2,7 +2,7 @@
 // values mean, and their colours) and the .row (the names of the tasks and threads).
 #pragma once
 
-#include "exporters/output_file.h"
+#include "common/output_file.h"
 #include "exporters/paraver/paraver_layout.h"
 #include "model/trace.h"
 

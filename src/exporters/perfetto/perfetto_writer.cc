@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "analysis/collectives.h"
 #include "analysis/counter_rates.h"
 #include "common/strings.h"
-#include "exporters/output_file.h"
+#include "common/json_writer.h"
+#include "common/output_file.h"
 #include "model/activity_class.h"
 #include "model/collective.h"
 
@@ -20,8 +20,8 @@ namespace {
 
 using model::TimeNs;
 
-// A JSON string literal, escaped by the JSON library.
-std::string Quote(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
+// A JSON string literal; a name that is not UTF-8 keeps the rest (common/json_writer.h).
+std::string Quote(std::string_view s) { return JsonString(s); }
 
 // Microseconds with nanosecond decimals, exactly: 1234567 ns -> "1234.567".
 void AppendUs(fmt::memory_buffer* b, TimeNs ns) {

@@ -45,6 +45,14 @@
     return (Number.isInteger(b) ? b : b.toFixed(b >= 10 ? 0 : 1)) + ' ' + u[i];
   }
   function fmtCount(n) { return Number(n).toLocaleString('en-US'); }
+  // Text for HTML. The tooltips below are HTML (echarts sets them with innerHTML), and the
+  // names in them come from the trace: a process group, host, kernel or benchmark can be
+  // named with an image tag whose onerror handler runs script. Every value a tooltip
+  // formatter puts into its markup goes through esc(). (Elements built with el() take text
+  // nodes, never markup; echarts escapes its own default tooltips; legends and axis labels
+  // are drawn on the canvas.)
+  const HTML_ESCAPES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
+  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
   function pct(x) { return x == null ? '–' : x.toFixed(1) + '%'; }
   // One unit for a chart's time axis, chosen from its largest value in microseconds.
   function timeUnit(maxUs) {
@@ -235,11 +243,13 @@
     const box = chartBox(t);
     box.style.height = Math.max(220, Math.min(640, 64 + visible * 22)) + 'px';
     draw(box, {
-      tooltip: {formatter: (p) => `${labels[p.value[2]].trim()}<br>${STATES[p.value[3]].name}: ` +
-        `${round(p.value[0], 3)} – ${round(p.value[1], 3)} ${unit.name}`},
+      tooltip: {formatter: (p) => `${esc(labels[p.value[2]].trim())}<br>${esc(STATES[p.value[3]].name)}: ` +
+        `${esc(round(p.value[0], 3))} – ${esc(round(p.value[1], 3))} ${esc(unit.name)}`},
       grid: {left: 150, right: nrows > visible ? 48 : 24, top: 12, bottom: 72},
       xAxis: Object.assign({type: 'value', min: 0, max: round(tl.length_us * 1e3 / div, 3), name: `time since the ${tl.step == null ? 'window' : 'step'}'s first activity (${unit.name})`, nameGap: 28}, axisName),
       yAxis: {type: 'category', data: labels, inverse: true, axisTick: {show: false},
+        // Rich text (canvas, not HTML): the labels are made of numbers only, so no name can
+        // carry echarts' {style|…} markup into them.
         axisLabel: {fontSize: 11, formatter: (v) => (v.startsWith('rank') ? `{b|${v}}` : v), rich: {b: {fontWeight: 'bold', fontSize: 11}}}, splitLine: {show: false}},
       dataZoom: [{type: 'inside', xAxisIndex: 0, filterMode: 'weakFilter'},
         {type: 'slider', xAxisIndex: 0, height: 18, bottom: 8, filterMode: 'weakFilter', labelFormatter: (v) => round(v, 2) + ' ' + unit.name}]
@@ -297,9 +307,10 @@
     left.append(el('h3', {}, 'Bus bandwidth against message size'));
     draw(chartBox(left, 'tall'), {
       tooltip: {trigger: 'item', formatter: (p) => p.seriesType === 'line'
-        ? `${p.seriesName}<br>${fmtBytes(p.value[0])}: ${p.value[1]} GB/s`
-        : `${p.seriesName}<br>mean ${fmtBytes(p.value[0])}: ${p.value[1]} GB/s busbw moving data ` +
-          `(${p.value[4]} GB/s over the kernel time, ${p.value[5]}% of it waiting)<br>${fmtCount(p.value[3])} ops, ${fmtUs(p.value[2])} in total`},
+        ? `${esc(p.seriesName)}<br>${esc(fmtBytes(p.value[0]))}: ${esc(p.value[1])} GB/s`
+        : `${esc(p.seriesName)}<br>mean ${esc(fmtBytes(p.value[0]))}: ${esc(p.value[1])} GB/s busbw moving data ` +
+          `(${esc(p.value[4])} GB/s over the kernel time, ${esc(p.value[5])}% of it waiting)<br>` +
+          `${esc(fmtCount(p.value[3]))} ops, ${esc(fmtUs(p.value[2]))} in total`},
       legend: {top: 0, type: 'scroll'},
       grid: Object.assign({}, baseGrid, {top: 48}),
       xAxis: Object.assign({type: 'log', logBase: 2, min: xmin, max: xmax, name: 'message size per rank (bytes, log scale)', nameGap: 30,
@@ -511,7 +522,8 @@
     const kindColor = {host_wait: C.exposed, kernel_wait: C.comm, other: C.transferring};
     const unitK = timeUnit(Math.max(...idle.kinds.map((x) => x.time_us)));
     draw(chartBox(b), {
-      tooltip: {trigger: 'item', formatter: (p) => `${p.name}: ${fmtUs(p.value * unitK.div)} in ${fmtCount(idle.kinds[p.dataIndex].count)} gaps`},
+      tooltip: {trigger: 'item', formatter: (p) => `${esc(p.name)}: ${esc(fmtUs(p.value * unitK.div))} in ` +
+        `${esc(fmtCount(idle.kinds[p.dataIndex].count))} gaps`},
       grid: Object.assign({}, baseGrid, {left: 110, right: 120}),
       xAxis: Object.assign({type: 'value', name: `idle time (${unitK.name})`, nameGap: 28}, axisName),
       yAxis: {type: 'category', data: idle.kinds.map((x) => x.kind.replace('_', ' ')), inverse: true},

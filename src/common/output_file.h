@@ -1,4 +1,5 @@
-// An output file that appears under its final name only when it is complete.
+// The one way commlens writes an output file: it appears under its final name only when it
+// is complete. Every verb's file goes through it (reports, exports, benchmark results).
 //
 // Writes go to a temporary file beside the target ("<path>.tmp.<pid>") through one
 // bounded buffer reused for the whole file (no document in memory); Commit() flushes,
@@ -7,17 +8,25 @@
 // removed: no half-written file is left under either name. A file that is never
 // committed is removed when the object goes away.
 //
-// With |gzip|, the bytes are compressed on the way (zlib, gzip format).
+// A target that exists and is not a regular file (/dev/null, a FIFO, a terminal) is
+// written in place: renaming onto it would replace the device with a file. Its write
+// errors are still reported by Commit().
+//
+// With |gzip|, the bytes are compressed on the way (zlib, gzip format); a build without
+// zlib (COMMLENS_PORTABLE) refuses gzip at Create().
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "common/status.h"
 
-namespace commlens::exporters {
+namespace commlens {
+
+class GzipDeflater;
 
 class OutputFile {
  public:
@@ -30,6 +39,10 @@ class OutputFile {
   // Appends bytes; errors are remembered and reported by Commit() (so a writer's hot
   // loop need not check every call). Once an error is seen, further writes are dropped.
   void Write(std::string_view bytes);
+  void Put(char c) {  // one byte, inline (the JSON serializer writes punctuation so)
+    if (used_ == kBufferSize) Flush();
+    buffer_[used_++] = c;
+  }
   // Room for |n| more bytes at the end of the buffer; Advance(k) keeps k of them.
   char* Reserve(size_t n);
   void Advance(size_t n) { used_ += n; }
@@ -39,23 +52,25 @@ class OutputFile {
   uint64_t bytes_written() const { return written_ + used_; }  // before compression
 
  private:
-  OutputFile(std::string path, std::string temp, int fd, bool gzip);
+  OutputFile(std::string path, std::string target, std::string temp, int fd);
   void Flush();
   void Fail(const std::string& why);
   void WriteRaw(const char* data, size_t n);
 
   static constexpr size_t kBufferSize = 1 << 20;
-  std::string path_;
-  std::string temp_;
+  std::string path_;    // as given: errors name it
+  std::string target_;  // what the rename replaces: |path_|, or the file a link there names
+  std::string temp_;    // "" when the target is written in place
   int fd_ = -1;
   std::unique_ptr<char[]> buffer_;
   size_t used_ = 0;
   uint64_t written_ = 0;
   std::string error_;
   bool committed_ = false;
-  struct Deflater;
-  std::unique_ptr<Deflater> deflater_;
+  std::unique_ptr<GzipDeflater> deflater_;
 };
 
+// Replaces the file at |path| with |text| through an OutputFile; the error names |path|.
+[[nodiscard]] Status WriteWholeFile(const std::string& path, std::string_view text);
 
-}  // namespace commlens::exporters
+}  // namespace commlens
