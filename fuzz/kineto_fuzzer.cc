@@ -19,8 +19,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/analyze.h"
+#include "common/utf8.h"
 #include "importers/common/input_file.h"
 #include "importers/kineto/kineto_importer.h"
 #include "passes/finish.h"
@@ -51,17 +53,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto streamed = Stream(data, size, 64 + size % 97);
   // On valid JSON the two readers must build the same tables. On invalid JSON they may
   // differ: the whole-document reader can stop at a garbled metadata value that the
-  // streaming reader, which cuts each top-level value out, reads past.
+  // streaming reader, which cuts each top-level value out, reads past. Both read bytes that
+  // are not UTF-8 as U+FFFD (kineto_utf8.h): valid JSON once repaired counts, and then
+  // both must also count the same bad bytes at the same offsets.
   simdjson::dom::parser validator;
-  const bool valid = validator.parse(file->buffer.data(), file->buffer.size(), false).error() == simdjson::SUCCESS;
+  const Utf8Repair repaired(file->buffer.view(), simdjson::SIMDJSON_PADDING);
+  const bool valid =
+      validator.parse(repaired.text().data(), repaired.text().size(), false).error() == simdjson::SUCCESS;
   if (valid && rank.ok() && streamed && streamed->ok()) {
     const model::RankTrace& a = *rank;
     const model::RankTrace& b = **streamed;
+    auto utf8_offsets = [](const model::RankTrace& r) {
+      std::vector<uint64_t> at;
+      for (const auto& e : r.stats.examples(model::ImportIssue::kInvalidUtf8)) at.push_back(e.offset);
+      return at;
+    };
     bool same = a.gpu.start == b.gpu.start && a.gpu.end == b.gpu.end && a.host.start == b.host.start &&
                 a.host.end == b.host.end && a.annotations.start == b.annotations.start &&
                 a.flows.id == b.flows.id && a.comms.bytes == b.comms.bytes && a.rank == b.rank &&
                 a.strings.size() == b.strings.size() && a.stats.total() == b.stats.total() &&
-                a.input_bytes == b.input_bytes;
+                a.stats.count(model::ImportIssue::kInvalidUtf8) == b.stats.count(model::ImportIssue::kInvalidUtf8) &&
+                utf8_offsets(a) == utf8_offsets(b) && a.input_bytes == b.input_bytes;
     if (!same) std::abort();  // the streaming reader disagrees with the whole-document one
   }
   // analyze's import (host events left out as they are read) against the whole one with

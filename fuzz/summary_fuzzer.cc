@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes through the decoders of what `analyze --mpi` sends
 // between its processes (analysis/rank_summary.h): a rank's summary, a batch of GPU
 // stretch questions, their answers. The first byte picks the decoder. Whatever decodes
-// must re-encode to bytes that decode again. A summary that decodes and looks like a
+// must re-encode to bytes that decode again, and a summary's tables must have columns of
+// one length each (a seed has one column short). A summary that decodes and looks like a
 // real run is then assembled into a job and analyzed as rank 0 would (the stretch
 // questions answered with zeros), and the JSON report written: the decoders must never
 // hand the analyses a row, string or enum out of range. "Like a real run": its times
@@ -90,6 +91,33 @@ bool LikeARealRun(const analysis::RankSummary& s) {
          (lo > hi || (lo > -(int64_t{1} << 62) && hi < (int64_t{1} << 62) && hi - lo < kLimit));
 }
 
+template <typename... Columns>
+bool AllOfLength(size_t rows, const Columns&... columns) {
+  return ((columns.size() == rows) && ...);
+}
+
+// Every column of a decoded table as long as the table: the analyses loop over the first
+// column's rows and index the others with them. Listed here apart from the decoder's own
+// check, so that a summary with a short column (seed-0-columns-of-unequal-length) aborts
+// here if the decoder ever lets it through, sanitizer or not.
+bool ColumnsAgree(const model::RankTrace& r) {
+  const model::GpuActivities& g = r.gpu;
+  const model::HostEvents& h = r.host;
+  const model::Annotations& a = r.annotations;
+  const model::Flows& f = r.flows;
+  const model::CommOps& c = r.comms;
+  bool counters = true;
+  for (const model::CounterSeries& s : r.counters) counters = counters && s.value.size() == s.time.size();
+  return counters &&
+         AllOfLength(g.size(), g.end, g.name, g.device, g.stream, g.correlation, g.kind, g.cls, g.copy, g.bytes, g.comm,
+                     g.launch) &&
+         AllOfLength(h.size(), h.end, h.name, h.pid, h.tid, h.correlation, h.kind) &&
+         AllOfLength(a.size(), a.end, a.name, a.domain, a.pid, a.tid, a.device, a.depth) &&
+         AllOfLength(f.size(), f.category, f.phase, f.time, f.pid, f.tid) &&
+         AllOfLength(c.size(), c.end, c.op, c.dtype, c.in_elems, c.out_elems, c.bytes, c.group, c.seq, c.peer,
+                     c.activity, c.algorithm, c.protocol, c.channels, c.enqueue, c.flags, c.user_tag, c.launch);
+}
+
 void AnalyzeAsRankZero(analysis::RankSummary s) {
   if (!LikeARealRun(s)) return;
   model::Trace trace;
@@ -130,8 +158,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> bytes(data + 1, size - 1);
   switch (data[0] % 3) {
     case 0:
-      if (auto s = RoundTrip(bytes, analysis::DecodeRankSummary, analysis::EncodeRankSummary))
+      if (auto s = RoundTrip(bytes, analysis::DecodeRankSummary, analysis::EncodeRankSummary)) {
+        Require(ColumnsAgree(s->trace));
         AnalyzeAsRankZero(std::move(*s));
+      }
       break;
     case 1: (void)RoundTrip(bytes, analysis::DecodeStretchBatch, analysis::EncodeStretchBatch); break;
     case 2: (void)RoundTrip(bytes, analysis::DecodeStretchAnswers, analysis::EncodeStretchAnswers); break;

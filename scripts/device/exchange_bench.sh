@@ -45,8 +45,9 @@ export COMMLENS_NVSHMEM_PLUGIN=$PWD/$BUILD/src/cli/libcommlens_nvshmem.so
 if wants tests; then
   T=$BUILD/tests/bench
   for t in AlltoallOnEveryBackendIsCorrect AlltoallCheckCatchesCorruptionOnTheDeviceApi \
-           MoeOnEveryBackendIsCorrect JacobiEveryVariantMatchesTheCpuReference; do
-    step "test_$t" 120 env COMMLENS_TEST_NVSHMEM=1 "$T/exchange_gpu_test" --gtest_filter="ExchangeGpu.$t"
+           MoeOnEveryBackendIsCorrect JacobiEveryVariantMatchesTheCpuReference \
+           AlltoallOnNvshmemIsCorrect MoeOnNvshmemIsCorrect JacobiOnNvshmemMatchesTheCpuReference; do
+    step "test_$t" 120 "$T/exchange_gpu_test" --gtest_filter="ExchangeGpu.$t"
   done
   step test_bench_gpu 200 "$T/bench_gpu_test"
 fi

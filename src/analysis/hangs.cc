@@ -174,9 +174,10 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
       // its profiler did (traces of one job end at slightly different times).
       model::TimeNs started = INT64_MAX;
       for (uint32_t j : members) started = std::min(started, m.start[j]);
-      std::vector<int> ranks;
+      std::vector<uint32_t> missing;  // the stopped ranks reported (indices in trace.ranks)
+      std::vector<int> ranks;          // their rank numbers
       for (uint32_t r : stopped_ranks)
-        if (TraceEnd(trace.ranks[r]) > started) ranks.push_back(trace.ranks[r].rank);
+        if (TraceEnd(trace.ranks[r]) > started) missing.push_back(r), ranks.push_back(trace.ranks[r].rank);
       if (ranks.empty()) continue;
       Hang h;
       h.group = trace.groups[group].name;
@@ -205,7 +206,9 @@ std::vector<Hang> FindHangs(const model::Trace& trace, const InWindow& in_window
                                 " its recorder ran afterwards"
                           : " ran it (waiting in it up to " + Duration(longest) + ")") +
                  "; the trace of " + RankList(ranks) + " has nothing of this group after #" + std::to_string(s);
-      for (uint32_t r : stopped_ranks) {
+      // The ranks reported only: each lookup without host events may read a file again
+      // (under --mpi, asks the process that imported it), once per reported rank.
+      for (uint32_t r : missing) {
         const std::string doing = trace.ranks[r].host_events_dropped == 0 ? DoingAt(trace.ranks[r], started)
                                   : doing_at                                ? doing_at(r, started)
                                                                             : std::string();

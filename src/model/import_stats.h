@@ -22,7 +22,8 @@ namespace commlens::model {
   X(kUnknownCollective, "unknown_collective", "collective name commlens does not know")      \
   X(kTruncatedRecord, "truncated_record", "record cut short (file ends inside it)")          \
   X(kBadRecord, "bad_record", "record fails its checks")                                      \
-  X(kDroppedByRecorder, "dropped_by_recorder", "events the recorder dropped (buffers full)")
+  X(kDroppedByRecorder, "dropped_by_recorder", "events the recorder dropped (buffers full)") \
+  X(kInvalidUtf8, "invalid_utf8", "bytes that are not UTF-8, read as U+FFFD (the event is kept)")
 
 enum class ImportIssue : uint8_t {
 #define COMMLENS_ENUM_ENTRY(id, name, desc) id,

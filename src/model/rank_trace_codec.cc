@@ -150,8 +150,31 @@ void CheckRows(Reader& in, const std::vector<uint32_t>& c, size_t rows, const ch
     if (row != kNoIndex && row >= rows) return in.Fail(std::string(what) + " row " + std::to_string(row) + " out of range");
 }
 
-// What the analyses index by: enums, string ids and row references.
+// Every column of |t| as long as the table (its first column): the analyses size their
+// loops by the first and index every other column with the same row.
+template <typename Table, typename Columns>
+void CheckColumns(Reader& in, const Table& t, Columns columns, const char* table) {
+  size_t k = 0;
+  columns(t, [&](const auto& column) {
+    ++k;
+    if (in.ok() && column.size() != t.size())
+      in.Fail(std::string(table) + ": column " + std::to_string(k) + " (in model/trace.h order) has " +
+              std::to_string(column.size()) + " rows, the table " + std::to_string(t.size()));
+  });
+}
+
+// What the analyses index by: column lengths, enums, string ids and row references.
 void CheckTables(Reader& in, const RankTrace& r) {
+  CheckColumns(in, r.gpu, [](const auto& t, auto&& f) { GpuColumns(t, f); }, "GPU activities");
+  CheckColumns(in, r.host, [](const auto& t, auto&& f) { HostColumns(t, f); }, "host events");
+  CheckColumns(in, r.annotations, [](const auto& t, auto&& f) { AnnotationColumns(t, f); }, "annotations");
+  CheckColumns(in, r.flows, [](const auto& t, auto&& f) { FlowColumns(t, f); }, "flows");
+  CheckColumns(in, r.comms, [](const auto& t, auto&& f) { CommColumns(t, f); }, "comm ops");
+  for (const CounterSeries& c : r.counters)
+    if (in.ok() && c.value.size() != c.time.size())
+      in.Fail("counter " + c.name + ": " + std::to_string(c.value.size()) + " values at " +
+              std::to_string(c.time.size()) + " times");
+  if (!in.ok()) return;
   const size_t pool = r.strings.size();
   CheckEnum(in, r.gpu.kind, ActivityKind::kSync, "activity kind");
   CheckEnum(in, r.gpu.cls, ActivityClass::kUnclassified, "activity class");

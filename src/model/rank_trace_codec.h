@@ -12,7 +12,8 @@
 // are listed as one structured binding: a field added to the model and not to the codec
 // stops the build.
 //
-// Decode trusts nothing: every length is checked against the bytes left, every enum
+// Decode trusts nothing: every length is checked against the bytes left, every column
+// against its table's length (and a counter's values against its times), every enum
 // against its range, every string id against the pool and every row reference (activity
 // to comm op, comm op to activity and group) against its table, so a damaged buffer fails
 // with a Status naming the byte offset and never reads past its end or yields a model an

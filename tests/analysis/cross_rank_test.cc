@@ -164,6 +164,56 @@ TEST(CrossRank, ARankThatStoppedShortAndADesync) {
       << hangs[1].detail;
 }
 
+// Ranks 2 and 3 both stop after all-reduce #2, but rank 3's trace ends before the others
+// start #3 (its profiler stopped, not the rank): the finding reports rank 2 alone, and
+// says what rank 2 was doing, not rank 3.
+model::Trace TwoStoppedOneReported() {
+  Job job(4);
+  for (int r = 0; r < 4; ++r) {
+    uint32_t g = job.Group(r, "0", 4);
+    const int count = r >= 2 ? 3 : 5;
+    for (int k = 0; k < count; ++k) job.Coll(r, g, CommOp::kAllReduce, k, k * 1000 * kUs, k * 1000 * kUs + 500 * kUs);
+  }
+  model::RankTrace& stuck = job.ranks[2].rank;
+  stuck.host.Append(2600 * kUs, 6000 * kUs, stuck.strings.Intern("stuck_in_data_loader"), 1, 1, 0, model::HostKind::kCpuOp);
+  model::RankTrace& ended = job.ranks[3].rank;
+  ended.host.Append(2000 * kUs, 2400 * kUs, ended.strings.Intern("optimizer_step"), 1, 1, 0, model::HostKind::kCpuOp);
+  return job.Finish();
+}
+
+TEST(CrossRank, OnlyTheReportedStoppedRanksAreDescribed) {
+  model::Trace t = TwoStoppedOneReported();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  JobAnalysis a = Analyze(t, o);
+  ASSERT_EQ(a.cross_rank.hangs.size(), 1u);
+  const Hang& h = a.cross_rank.hangs[0];
+  EXPECT_EQ(h.missing, std::vector<int>{2});
+  ASSERT_EQ(h.missing_doing.size(), 1u);
+  EXPECT_EQ(h.missing_doing[0].rfind("rank 2 was in \"stuck_in_data_loader\"", 0), 0u) << h.missing_doing[0];
+  EXPECT_EQ(h.detail.find("rank 3"), std::string::npos) << h.detail;
+  EXPECT_EQ(h.detail.find("optimizer_step"), std::string::npos) << h.detail;
+}
+
+// Without host events (as analyze imports) each description is a lookup that reads the
+// rank's file again, or under --mpi asks the process that imported it: asked for the
+// reported rank only, once.
+TEST(CrossRank, TheLookupIsAskedOnlyForTheReportedRanks) {
+  model::Trace t = TwoStoppedOneReported();
+  for (model::RankTrace& r : t.ranks) r.host_events_dropped = 1;
+  std::vector<size_t> asked;
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  o.doing_at = [&](size_t rank_index, TimeNs) {
+    asked.push_back(rank_index);
+    return std::string("was asked");
+  };
+  JobAnalysis a = Analyze(t, o);
+  ASSERT_EQ(a.cross_rank.hangs.size(), 1u);
+  EXPECT_EQ(asked, std::vector<size_t>{2});
+  EXPECT_EQ(a.cross_rank.hangs[0].missing_doing, std::vector<std::string>{"rank 2 was asked"});
+}
+
 TEST(CrossRank, ARankThatSkippedACollectiveInTheMiddle) {
   Job job(3);
   for (int r = 0; r < 3; ++r) {

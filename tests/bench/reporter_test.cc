@@ -3,10 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <cstdlib>
+#include <string>
 
 #include "sample_report.h"
+#include "testing/golden_file.h"
 
 namespace commlens::bench {
 namespace {
@@ -22,19 +23,10 @@ std::string Capture(BenchReport* report) {
   return text;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(Reporter, TableMatchesGolden) {
   BenchReport report;
   std::string text = Capture(&report);
-  const std::string golden = std::string(COMMLENS_SOURCE_DIR) + "/tests/bench/golden/table.txt";
-  if (std::getenv("COMMLENS_UPDATE_GOLDEN")) std::ofstream(golden) << text;
-  EXPECT_EQ(text, ReadFile(golden));
+  commlens::testing::ExpectMatchesGoldenFile(std::string(COMMLENS_SOURCE_DIR) + "/tests/bench/golden/table.txt", text);
 }
 
 TEST(Reporter, KeepsWhatItPrinted) {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "analysis/analyze.h"
 #include "importers/registry.h"
@@ -36,6 +37,32 @@ TEST(HostLookup, AStoppedRankOnItsOwnClockSaysWhatTheWholeModelSays) {
     const std::string whole = Report(sample, false);
     EXPECT_NE(whole.find("missing_doing"), std::string::npos);
     EXPECT_EQ(Report(sample, true), whole);
+  }
+}
+
+// The lookup reads a file again each time it is asked (under --mpi, asks the process that
+// imported it): asked once per missing rank the hang reports, and only for those.
+TEST(HostLookup, AskedOnlyForTheMissingRanksReported) {
+  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
+  for (const char* sample : {"cross-rank/hang", "cross-rank/hang/native"}) {
+    SCOPED_TRACE(sample);
+    importers::LoadOptions load;
+    load.drop_host_events = true;
+    auto trace = importers::LoadTrace({std::string("examples/traces/") + sample}, load);
+    ASSERT_TRUE(trace.ok()) << trace.status().message();
+    std::vector<int> asked;
+    analysis::DoingAtLookup files = DoingAtFromFiles(*trace);
+    analysis::AnalyzeOptions options;
+    options.doing_at = [&](size_t r, model::TimeNs t) {
+      asked.push_back(trace->ranks[r].rank);
+      return files(r, t);
+    };
+    const analysis::JobAnalysis job = analysis::Analyze(*trace, options);
+    std::vector<int> reported;
+    for (const analysis::Hang& h : job.cross_rank.hangs)
+      reported.insert(reported.end(), h.missing.begin(), h.missing.end());
+    EXPECT_EQ(reported, std::vector<int>{1});
+    EXPECT_EQ(asked, reported);
   }
 }
 

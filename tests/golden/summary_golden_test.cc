@@ -194,8 +194,20 @@ TEST(RankSummaryCodec, TruncatedAndDamagedBuffersAreRefusedNotMisread) {
       damaged[at] = was;
     }
   };
+  // A summary whose comm ops table has a column one row short: refused, never handed to
+  // the analyses (which index every column by the first one's rows).
+  Result<analysis::RankSummary> uneven = analysis::DecodeRankSummary(summary);
+  ASSERT_TRUE(uneven.ok()) << uneven.status().message();
+  ASSERT_FALSE(uneven->trace.comms.launch.empty());
+  uneven->trace.comms.launch.pop_back();
+  std::vector<uint8_t> uneven_summary;
+  analysis::EncodeRankSummary(*uneven, &uneven_summary);
+  auto refused = analysis::DecodeRankSummary(uneven_summary);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("comm ops: column 18"), std::string::npos) << refused.status().message();
   // The fuzzer's seeds (fuzz/summary_fuzzer.cc: the first byte picks the decoder) are
-  // these three buffers: COMMLENS_SUMMARY_SEEDS=fuzz/corpus/summary writes them.
+  // these three buffers and the uneven summary: COMMLENS_SUMMARY_SEEDS=fuzz/corpus/summary
+  // writes them.
   if (const char* seeds = std::getenv("COMMLENS_SUMMARY_SEEDS")) {
     int which = 0;
     for (const std::vector<uint8_t>* b : {&summary, &questions, &replies}) {
@@ -203,6 +215,9 @@ TEST(RankSummaryCodec, TruncatedAndDamagedBuffersAreRefusedNotMisread) {
       out.put(static_cast<char>(which++));
       out.write(reinterpret_cast<const char*>(b->data()), static_cast<std::streamsize>(b->size()));
     }
+    std::ofstream out(std::string(seeds) + "/seed-0-columns-of-unequal-length", std::ios::binary);
+    out.put(0);
+    out.write(reinterpret_cast<const char*>(uneven_summary.data()), static_cast<std::streamsize>(uneven_summary.size()));
   }
   check(summary, [](std::span<const uint8_t> b) { return analysis::DecodeRankSummary(b); });
   check(questions, [](std::span<const uint8_t> b) { return analysis::DecodeStretchBatch(b); });

@@ -329,5 +329,46 @@ TEST(RankTraceCodec, ReferencesOutOfRangeAreRefused) {
   fails(bad_enum, "bad activity class");
 }
 
+// A table whose columns differ in length is refused: the analyses loop over the first
+// column's rows and index every other column with them.
+TEST(RankTraceCodec, ColumnsOfUnequalLengthAreRefused) {
+  RankTrace r;
+  const StringId name = r.strings.Intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  for (int i = 0; i < 2; ++i) {
+    r.gpu.Append(10 + i, 20 + i, name, 0, 7, 1 + i, ActivityKind::kKernel);
+    r.gpu.comm[i] = r.comms.Append(10 + i, 20 + i, CommOp::kAllReduce, StringId{}, 1, 1, 4, kNoIndex, i, -1, i);
+    r.host.Append(1 + i, 2 + i, name, 10, 10, 1 + i, HostKind::kRuntime);
+    r.annotations.Append(1 + i, 2 + i, name, StringId{}, 10, 10, -1);
+    r.flows.Append(i, name, FlowPhase::kStart, 1 + i, 10, 10);
+  }
+  CounterSeries c;
+  c.name = "net.tx_bytes";
+  c.time = {1, 2};
+  c.value = {5, 6};
+  r.counters.push_back(c);
+  ASSERT_TRUE(DecodeRankTrace([&] { std::vector<uint8_t> b; EncodeRankTrace(r, &b); return b; }()).ok());
+
+  auto fails = [&](auto damage, const std::string& why) {
+    RankTrace bad = RoundTrip(r);
+    damage(bad);
+    std::vector<uint8_t> b;
+    EncodeRankTrace(bad, &b);
+    auto d = DecodeRankTrace(b);
+    ASSERT_FALSE(d.ok()) << why;
+    EXPECT_NE(d.status().message().find(why), std::string::npos) << d.status().message();
+  };
+  // The last column of each table one row short, or one row long.
+  fails([](RankTrace& t) { t.gpu.launch.pop_back(); }, "GPU activities: column 12 (in model/trace.h order) has 1 rows, the table 2");
+  fails([](RankTrace& t) { t.gpu.name.push_back({}); }, "GPU activities: column 3 (in model/trace.h order) has 3 rows");
+  fails([](RankTrace& t) { t.host.kind.pop_back(); }, "host events: column 7");
+  fails([](RankTrace& t) { t.annotations.depth.pop_back(); }, "annotations: column 8");
+  fails([](RankTrace& t) { t.flows.tid.pop_back(); }, "flows: column 6");
+  fails([](RankTrace& t) { t.comms.launch.pop_back(); }, "comm ops: column 18");
+  fails([](RankTrace& t) { t.comms.activity.pop_back(); }, "comm ops: column 11");
+  // The first column short: every other one is then longer than the table.
+  fails([](RankTrace& t) { t.comms.start.pop_back(); }, "comm ops: column 2 (in model/trace.h order) has 2 rows, the table 1");
+  fails([](RankTrace& t) { t.counters[0].value.pop_back(); }, "counter net.tx_bytes: 1 values at 2 times");
+}
+
 }  // namespace
 }  // namespace commlens::model

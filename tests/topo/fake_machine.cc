@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "testing/golden_file.h"
 #include "topo/pci_discovery.h"
 
 namespace commlens::topo::testing {
@@ -324,18 +325,7 @@ std::string ReadSpec(const std::string& name) {
 }
 
 void ExpectMatchesGolden(const std::string& file, const std::string& actual) {
-  fs::path path = fs::path(COMMLENS_SOURCE_DIR) / "tests/topo/data/golden" / file;
-  const char* update = std::getenv("COMMLENS_UPDATE_GOLDENS");
-  if (update != nullptr && std::string(update) == "1") {
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing golden " << path << " (run with COMMLENS_UPDATE_GOLDENS=1 to create it)";
-  std::ostringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(expected.str(), actual) << "output differs from " << path;
+  commlens::testing::ExpectMatchesGoldenFile(fs::path(COMMLENS_SOURCE_DIR) / "tests/topo/data/golden" / file, actual);
 }
 
 TempDir::TempDir() {

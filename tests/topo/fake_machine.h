@@ -40,7 +40,7 @@ Result<FakeMachine> BuildFakeMachine(const std::string& spec, const std::filesys
 std::string ReadSpec(const std::string& name);
 
 // Compares |actual| with tests/topo/data/golden/<file>; with COMMLENS_UPDATE_GOLDENS=1 in
-// the environment, rewrites the golden instead (then review the diff before committing).
+// the environment, rewrites the golden instead and skips the test (testing/golden_file.h).
 void ExpectMatchesGolden(const std::string& file, const std::string& actual);
 
 // A fresh, empty temporary folder removed when this object dies.

@@ -3,13 +3,16 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
+#include "common/utf8.h"
 #include "importers/kineto/kineto_event_parser.h"
 #include "importers/kineto/kineto_keys.h"
 #include "importers/kineto/kineto_metadata_parser.h"
 #include "importers/kineto/kineto_table_writer.h"
 #include "importers/kineto/kineto_tokenizer.h"
+#include "importers/kineto/kineto_utf8.h"
 
 namespace commlens::importers::COMMLENS_SIMD_NS {
 
@@ -38,13 +41,29 @@ class KinetoDocumentReader {
   Status Read();
 
  private:
+  // Where the parser stands, as a byte offset of the input (not of its repaired copy).
   uint64_t OffsetOf(ondemand::document& doc) {
     const char* at = nullptr;
     if (doc.current_location().get(at) != SUCCESS || at == nullptr) return input_.size();
-    return static_cast<uint64_t>(at - input_.data());
+    const auto parsed = static_cast<size_t>(at - json_);
+    return repair_ ? repair_->Original(parsed) : parsed;
+  }
+  // One past the top-level object's closing brace (the input's end when there is none):
+  // bytes after it are not read.
+  size_t DocumentEnd() const {
+    size_t at = 0, open_quote = kNotFound;
+    while (at < input_.size() && (input_.data()[at] == ' ' || input_.data()[at] == '\n' ||
+                                  input_.data()[at] == '\r' || input_.data()[at] == '\t'))
+      ++at;
+    const size_t end = at < input_.size() && input_.data()[at] == '{'
+                           ? ScanValue(input_.data(), at, input_.size(), &open_quote)
+                           : kNotFound;
+    return end == kNotFound ? input_.size() : end;
   }
   Status ParseError(ondemand::document& doc, error_code err, std::string_view where) {
-    return ErrorAt(OffsetOf(doc), std::string(where) + ": " + simdjson::error_message(err));
+    const uint64_t offset = OffsetOf(doc);
+    return ErrorAt(offset, std::string(where) + ": " + simdjson::error_message(err) +
+                               (repair_ ? FlawNear(input_.view(), repair_->flaws(), 0, offset) : std::string()));
   }
   Status ErrorAt(uint64_t offset, const std::string& what) {
     return Error(name_ + ": invalid JSON at byte " + std::to_string(offset) + " (" +
@@ -57,6 +76,8 @@ class KinetoDocumentReader {
   const std::string& name_;
   model::RankTrace* rank_;
   KinetoTableWriter writer_;
+  const char* json_ = nullptr;  // the text parsed: the input, or its repaired copy
+  std::optional<Utf8Repair> repair_;  // set when the input is not all UTF-8
   uint64_t events_ = 0;
   int64_t base_ns_ = 0;
   bool saw_events_ = false;
@@ -67,6 +88,13 @@ Status KinetoDocumentReader::Read() {
   ondemand::document doc;
   simdjson::padded_string_view json(input_.data(), input_.size(), input_.capacity());
   error_code err = parser.iterate(json).get(doc);
+  if (err == simdjson::UTF8_ERROR) {  // parse a copy with the bad bytes read as U+FFFD (kineto_utf8.h)
+    repair_.emplace(input_.view(), simdjson::SIMDJSON_PADDING);
+    CountInvalidUtf8(input_.view(), repair_->flaws(), 0, &rank_->stats, DocumentEnd());
+    json = simdjson::padded_string_view(repair_->text().data(), repair_->text().size(), repair_->readable());
+    err = parser.iterate(json).get(doc);
+  }
+  json_ = json.data();
   if (err == simdjson::UNCLOSED_STRING)  // found by the structural pre-pass, which has no position
     return ErrorAt(std::min(UnclosedStringStart(input_.data(), 0, input_.size()), input_.size()),
                    "unclosed string: the file was cut short inside it");

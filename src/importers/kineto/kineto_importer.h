@@ -13,7 +13,9 @@
 //
 // Errors: a file that is not JSON, not a Kineto trace, or cut short fails with a message
 // naming the file and the byte offset; a single bad event is counted in RankTrace::stats
-// and skipped.
+// and skipped. Bytes that are not UTF-8 inside strings are read as U+FFFD and counted
+// (invalid_utf8, at their offset in the decoded file): the event keeps its repaired name
+// (kineto_utf8.h).
 #pragma once
 
 #include <string>

@@ -12,10 +12,15 @@
 // Offsets are stream offsets (bytes of the decoded file from its start), so messages and
 // counted bad events name the same bytes as the whole-file reader does. Lines for error
 // messages: newlines are counted as bytes leave the window.
+//
+// Bytes that are not UTF-8 (kineto_utf8.h): a run of events that simdjson refuses for them
+// is parsed again from a copy with each bad sequence read as U+FFFD, and offsets in the
+// copy are mapped back; the keys and values outside the array are checked as they pass.
 #include <simdjson.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "importers/common/chunked_source.h"
@@ -25,6 +30,7 @@
 #include "importers/kineto/kineto_metadata_parser.h"
 #include "importers/kineto/kineto_table_writer.h"
 #include "importers/kineto/kineto_tokenizer.h"
+#include "importers/kineto/kineto_utf8.h"
 
 namespace commlens::importers::COMMLENS_SIMD_NS {
 
@@ -83,7 +89,15 @@ class KinetoStreamReader {
   Status ReadEvents(size_t* at);
   // Parses data()[from, to] (a '[' ... ']' text) as the array of events it is.
   Status ParseBatch(size_t from, size_t to, bool after_comma);
+  // The events of a run |doc| holds, parsed from data()[from, to] or from |repair|, its
+  // copy with the bytes that are not UTF-8 replaced.
+  Status ReadBatch(ondemand::document& doc, size_t from, size_t to, bool after_comma, const Utf8Repair* repair);
   void ReadSmallValue(std::string_view key, size_t from, size_t to);
+  // Counts the bytes of data()[from, to) that are not UTF-8 (a top-level key or value).
+  void CountInvalidUtf8In(size_t from, size_t to) {
+    const std::string_view text(data() + from, to - from);
+    if (!simdjson::validate_utf8(text)) CountInvalidUtf8(text, FindUtf8Flaws(text), Stream(from), &rank_->stats);
+  }
 
   std::string LineAndColumn(size_t at);
   Status ErrorAt(size_t at, const std::string& what) {
@@ -200,6 +214,7 @@ Status KinetoStreamReader::ReadTopLevel(size_t at) {
     if (c != '"') return ErrorAt(at, "top-level object: expected a key");
     COMMLENS_ASSIGN_OR_RETURN(size_t key_end, ValueEnd(&at));
     std::string key(data() + at + 1, key_end - at - 2);  // as written: the keys we read have no escapes
+    CountInvalidUtf8In(at, key_end);
     at = key_end;
     COMMLENS_ASSIGN_OR_RETURN(c, Peek(&at));
     if (c == -1) return CutShort();
@@ -213,6 +228,7 @@ Status KinetoStreamReader::ReadTopLevel(size_t at) {
       COMMLENS_RETURN_IF_ERROR(ReadEvents(&at));
     } else {
       COMMLENS_ASSIGN_OR_RETURN(size_t value_end, ValueEnd(&at));
+      CountInvalidUtf8In(at, value_end);
       if (key == keys::kDistributedInfo || key == keys::kDeviceProperties ||
           key == keys::kBaseTimeNanoseconds || key == keys::kHostName)
         ReadSmallValue(key, at, value_end);
@@ -281,22 +297,44 @@ Status KinetoStreamReader::ParseBatch(size_t from, size_t to, bool after_comma) 
   simdjson::padded_string_view json(data() + from, to + 1 - from, b_->capacity + kPadding - from);
   ondemand::document doc;
   error_code err = b_->parser.iterate(json).get(doc);
+  if (err == simdjson::UTF8_ERROR) {  // the run again, with the bad bytes read as U+FFFD
+    const std::string_view text(data() + from, to + 1 - from);
+    const Utf8Repair repair(text, simdjson::SIMDJSON_PADDING);
+    CountInvalidUtf8(text, repair.flaws(), Stream(from), &rank_->stats);
+    json = simdjson::padded_string_view(repair.text().data(), repair.text().size(), repair.readable());
+    err = b_->parser.iterate(json).get(doc);
+    if (err) return ErrorAt(from, std::string("traceEvents: ") + simdjson::error_message(err));
+    return ReadBatch(doc, from, to, after_comma, &repair);
+  }
   if (err) return ErrorAt(from, std::string("traceEvents: ") + simdjson::error_message(err));
-  // Where the parser stands, for messages and counted events; the run's end when it
-  // cannot say.
+  return ReadBatch(doc, from, to, after_comma, nullptr);
+}
+
+Status KinetoStreamReader::ReadBatch(ondemand::document& doc, size_t from, size_t to, bool after_comma,
+                                     const Utf8Repair* repair) {
+  // Where the parser stands (a window position), for messages and counted events; the
+  // run's end when it cannot say.
   auto offset = [&]() -> size_t {
     const char* p = nullptr;
     if (doc.current_location().get(p) != SUCCESS || p == nullptr) return to;
+    if (repair) return from + repair->Original(static_cast<size_t>(p - repair->text().data()));
     return static_cast<size_t>(p - data());
   };
+  auto error = [&](error_code err) {
+    const size_t at = offset();
+    return ErrorAt(at, std::string("traceEvents: ") + simdjson::error_message(err) +
+                           (repair ? FlawNear(std::string_view(data() + from, to + 1 - from), repair->flaws(),
+                                              Stream(from), Stream(at))
+                                   : std::string()));
+  };
   ondemand::array events;
-  err = doc.get_array().get(events);
-  if (err) return ErrorAt(offset(), std::string("traceEvents: ") + simdjson::error_message(err));
+  error_code err = doc.get_array().get(events);
+  if (err) return error(err);
   size_t count = 0;
   for (auto result : events) {
     ondemand::value v;
     err = result.get(v);
-    if (err) return ErrorAt(offset(), std::string("traceEvents: ") + simdjson::error_message(err));
+    if (err) return error(err);
     ++count;
     uint64_t event_offset = Stream(offset());
     ondemand::object object;
@@ -306,7 +344,7 @@ Status KinetoStreamReader::ParseBatch(size_t from, size_t to, bool after_comma) 
     }
     KinetoEvent event;
     err = ParseKinetoEvent(object, &event);
-    if (err) return ErrorAt(offset(), std::string("traceEvents: ") + simdjson::error_message(err));
+    if (err) return error(err);
     ++events_;
     writer_.Add(event, event_offset);
   }
@@ -316,10 +354,14 @@ Status KinetoStreamReader::ParseBatch(size_t from, size_t to, bool after_comma) 
 
 void KinetoStreamReader::ReadSmallValue(std::string_view key, size_t from, size_t to) {
   // Parsed on its own, as the one element of an array: simdjson reads any value there.
-  simdjson::padded_string text(to - from + 2);
+  // Bytes that are not UTF-8 are read as U+FFFD (counted by the caller).
+  std::string_view value(data() + from, to - from);
+  std::optional<Utf8Repair> repair;
+  if (!simdjson::validate_utf8(value)) value = repair.emplace(value).text();
+  simdjson::padded_string text(value.size() + 2);
   text.data()[0] = '[';
-  std::memcpy(text.data() + 1, data() + from, to - from);
-  text.data()[to - from + 1] = ']';
+  std::memcpy(text.data() + 1, value.data(), value.size());
+  text.data()[value.size() + 1] = ']';
   ondemand::document doc;
   ondemand::array array;
   if (b_->parser.iterate(text).get(doc) != SUCCESS || doc.get_array().get(array) != SUCCESS) return;

@@ -1,6 +1,7 @@
 #include "importers/kineto/kineto_table_writer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -49,7 +50,24 @@ void AddBase(std::vector<model::TimeNs>* column, int64_t base) {
   }
 }
 
-std::string Head(std::string_view name) { return std::string(name.substr(0, 80)); }
+// The first 80 bytes of a name for an issue's example, cut between two characters: an
+// example cut inside one would not be UTF-8.
+std::string Head(std::string_view name) {
+  size_t n = std::min<size_t>(name.size(), 80);
+  if (n < name.size())
+    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;  // a continuation byte
+  return std::string(name.substr(0, n));
+}
+
+// An event's phase for an issue's example: the letter, or its byte in hex when it is not
+// printable ASCII (the first byte of a longer character, alone, is not UTF-8).
+std::string PhaseText(char ph) {
+  const auto b = static_cast<unsigned char>(ph);
+  if (b >= 0x20 && b < 0x7F) return std::string("'") + ph + "'";
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", b);
+  return hex;
+}
 
 // Times beyond +-2^62 ns (146 years) are not from a clock: differences of such times would
 // overflow in the analyses, so such an event is a bad field.
@@ -133,7 +151,7 @@ void KinetoTableWriter::Add(const KinetoEvent& e, uint64_t offset) {
       return;
     default:
       rank_->stats.Count(ImportIssue::kUnknownPhase, offset,
-                         std::string("ph '") + e.ph + "': " + Head(e.name));
+                         "ph " + PhaseText(e.ph) + ": " + Head(e.name));
       return;
   }
 }

@@ -125,6 +125,23 @@ TEST(KinetoStream, SameModelAtEveryWindowSize) {
   }
 }
 
+// Bytes that are not UTF-8 in names, keys, args and metadata, before and after the events,
+// with window boundaries everywhere: the same model and the same counted offsets.
+TEST(KinetoStream, BytesNotUtf8GiveTheSameModel) {
+  for (bool events_first : {false, true}) {
+    std::string text = Sample(events_first, 300);
+    for (std::string_view mark : {R"("k \"quoted)", R"("cudaLaunchKernel")", R"("stream": 7)", R"("nccl")",
+                                  R"("node-7")", R"("Input Dims")", R"(x {[)"})
+      text[text.find(mark) + 2] = '\xFF';
+    text.replace(text.find("python"), 2, "\xE2\x82");  // a character cut short
+    Result<model::RankTrace> whole = Whole(text);
+    ASSERT_TRUE(whole.ok()) << whole.status().message();
+    EXPECT_EQ(whole->stats.count(model::ImportIssue::kInvalidUtf8), 8u);
+    EXPECT_EQ(whole->rank, 1);
+    for (size_t window = 64; window < 700; ++window) ExpectSameModel(text, window, "not UTF-8");
+  }
+}
+
 // The boundary scan has two classifiers (AVX2 where the CPU has it, SSE2 otherwise):
 // the portable one, forced, gives the same model at every window boundary too.
 TEST(KinetoStream, PortableScanGivesTheSameModel) {

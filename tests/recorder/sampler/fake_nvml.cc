@@ -2,6 +2,8 @@
 // without a GPU. Only the entry points the sampler binds exist (no NVLink fields, as on
 // a GPU without NVLink). FAKE_NVML_UTILIZATION_US makes nvmlDeviceGetUtilizationRates
 // take that long, as it does on some real machines (milliseconds on 2 x H200).
+// FAKE_NVML_FAIL=utilization|memory|power|clock makes that call return NVML_ERROR_UNKNOWN
+// (999), so the tests of NVML's return codes can be seen to fail.
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +20,12 @@ Device g_devices[2] = {{0}, {1}};
 unsigned UtilizationDelayUs() {
   const char* text = std::getenv("FAKE_NVML_UTILIZATION_US");
   return text ? static_cast<unsigned>(std::atoi(text)) : 0;
+}
+
+// NVML_ERROR_UNKNOWN when FAKE_NVML_FAIL names |call|, else NVML_SUCCESS.
+int Result(const char* call) {
+  const char* fail = std::getenv("FAKE_NVML_FAIL");
+  return fail && std::strcmp(fail, call) == 0 ? 999 : 0;
 }
 
 }  // namespace
@@ -57,21 +65,21 @@ __attribute__((visibility("default"))) int nvmlDeviceGetUtilizationRates(void*, 
   if (unsigned us = UtilizationDelayUs()) usleep(us);
   u->gpu = 87;
   u->memory = 41;
-  return 0;
+  return Result("utilization");
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetMemoryInfo(void*, FakeMemory* m) {
   m->total = 141ull << 30;
   m->used = 20ull << 30;
   m->free = m->total - m->used;
-  return 0;
+  return Result("memory");
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetPowerUsage(void*, unsigned* mw) {
   *mw = 350000;
-  return 0;
+  return Result("power");
 }
 __attribute__((visibility("default"))) int nvmlDeviceGetClockInfo(void*, int type, unsigned* mhz) {
   *mhz = type == 1 ? 1980 : 3201;  // NVML_CLOCK_SM, else memory
-  return 0;
+  return Result("clock");
 }
 
 }  // extern "C"
