@@ -309,6 +309,59 @@ TEST_F(RecordCli, LiveMetricsWhileTheJobRunsAndNotAfter) {
       << nowhere.out;
 }
 
+// The live hang alarm on a hang: rank 1 stops before its 11th collective for 5 s
+// (outside NCCL) while the plugin's flushes go on every 100 ms; rank 0 goes on for 2.5 s,
+// then waits inside its 36th collective until rank 1 is back. The snapshots of the
+// metrics file taken meanwhile show rank 1's age growing past 3.5 s while rank 0's stays
+// small, then rank 0's growing from the start of the collective it waits in, then both
+// small again.
+TEST_F(RecordCli, TheCollectiveAgeOfAStuckRankGrows) {
+  const fs::path prom = dir_ / "commlens.prom", snaps = dir_ / "snaps", done = dir_ / "done";
+  fs::create_directories(snaps);
+  const std::string job = std::string(FAKE_NCCL_JOB);
+  const std::string script =
+      "(i=100; while [ ! -e " + done.string() + " ]; do cp " + prom.string() + " " + snaps.string() +
+      "/$i 2>/dev/null; i=$((i+1)); sleep 0.2; done) & "
+      "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 " + job + " 50 --gap-ms 100 --wait-at 35 2500 & a=$!; "
+      "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 " + job + " 25 --gap-ms 100 --late-at 10 5000 & b=$!; "
+      "wait $a && wait $b; s=$?; touch " + done.string() + "; wait; exit $s";
+  CliRun r = Shell("COMMLENS_FLUSH_INTERVAL_MS=100 " + std::string(COMMLENS_BIN) +
+                   " record -q --no-gpu-metrics --nic lo --prometheus " + prom.string() + " -o " + Out() +
+                   " -- sh -c '" + script + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  // Each snapshot's ages of ranks 0 and 1, in the order they were taken.
+  std::vector<std::pair<double, double>> ages;
+  std::string seen;
+  for (const std::string& name : FilesIn(snaps)) {
+    std::map<std::string, double> by_rank;
+    std::istringstream in(Slurp(snaps / name));
+    for (std::string line; std::getline(in, line);) {
+      const size_t at = line.find(",rank=\"");
+      if (line.rfind("commlens_last_collective_age_seconds{", 0) != 0 || at == std::string::npos) continue;
+      by_rank[line.substr(at + 7, line.find('"', at + 7) - at - 7)] = std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    if (by_rank.count("0") && by_rank.count("1")) {
+      ages.emplace_back(by_rank["0"], by_rank["1"]);
+      seen += " (" + std::to_string(by_rank["0"]) + " " + std::to_string(by_rank["1"]) + ")";
+    }
+  }
+  ASSERT_GE(ages.size(), 10u) << seen;
+  size_t stuck = 0;  // the snapshot where rank 1 was oldest
+  for (size_t k = 0; k < ages.size(); ++k)
+    if (ages[k].second > ages[stuck].second) stuck = k;
+  EXPECT_GE(ages[stuck].second, 3.5) << "rank 1's age never grew:" << seen;
+  bool apart = false, waiting = false, recovered = false;
+  for (size_t k = 0; k < ages.size(); ++k) {
+    apart = apart || (ages[k].second >= 1.0 && ages[k].first <= 0.6);
+    waiting = waiting || (ages[k].first >= 1.5 && ages[k].second >= 2.5);
+    recovered = recovered || (k > stuck && ages[k].first <= 1.0 && ages[k].second <= 1.0);
+  }
+  EXPECT_TRUE(apart) << "rank 0's age did not stay small while rank 1 was stuck:" << seen;
+  EXPECT_TRUE(waiting) << "rank 0's age did not grow while it waited in its collective:" << seen;
+  EXPECT_TRUE(recovered) << "the ages did not fall back once both went on:" << seen;
+}
+
 TEST(EnvCli, PresetAsShellExports) {
   CliRun r = Commlens("env --preset efa --nccl-lib /nonexistent/libnccl.so.2");
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.out;  // 1 on a machine without EFA
