@@ -132,10 +132,11 @@ std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, con
 namespace {
 
 // A samples file (recorder/sampler) holds one host's NIC counters and GPU metrics: they
-// become the job's counters, its notes the job's warnings, its unusable records one line.
+// become the job's counters, its notes the job's sampler notes, its unusable records a
+// warning.
 void TakeHostCounters(const std::string& file, model::RankTrace* r, model::Trace* trace) {
   for (model::CounterSeries& c : r->counters) trace->counters.push_back(std::move(c));
-  for (const std::string& n : r->notes) trace->warnings.push_back(file + ": " + n);
+  for (const std::string& n : r->notes) trace->sampler_notes.push_back(file + ": " + n);
   std::string issues;
   for (size_t k = 0; k < static_cast<size_t>(model::ImportIssue::kCount); ++k) {
     const auto issue = static_cast<model::ImportIssue>(k);

@@ -337,6 +337,11 @@ struct Trace {
   std::vector<CounterSeries> counters;  // owned by a host or a NIC, not by a rank
   std::vector<FileError> failures;   // files that could not be read at all
   std::vector<std::string> warnings; // job-level notes (duplicate ranks, ...)
+  // What the nodes' samples files (recorder/sampler) say of the sampling itself, as
+  // "<file>: <note>": read costs per device, slow NVML calls, devices gone or back, the
+  // sampler's statistics. Kept apart from |warnings|: a node says a dozen of them, so the
+  // text report folds them into one line; --json lists them.
+  std::vector<std::string> sampler_notes;
 };
 
 // Whether every member of matched operation |k| has GPU timing. Ops without it (a

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "importers/native/native_importer.h"
 #include "testing/cli_run.h"
@@ -251,6 +254,57 @@ TEST_F(RecordCli, AJobsFilesAgreeAndAnalyze) {
   EXPECT_NE(Slurp(dir_ / "a.json").find("\"all_reduce\""), std::string::npos);
 #endif
 }
+
+#if COMMLENS_TEST_ANALYZE
+// A job that makes no NCCL call (sleep), recorded on a machine with two stand-in GPUs
+// whose utilization call is slow (tests/recorder/sampler/fake_nvml.cc, found by NVML's
+// own name on the library path, as record's sampler looks for it): the node's samples
+// and no rank's trace.
+void RecordWithoutNccl(const fs::path& dir, const std::string& out) {
+  const fs::path nvml = dir / "nvml";
+  fs::create_directories(nvml);
+  fs::create_symlink(FAKE_NVML, nvml / "libnvidia-ml.so.1");
+  CliRun r = Shell("LD_LIBRARY_PATH=" + nvml.string() + " FAKE_NVML_UTILIZATION_US=3000 " +
+                   std::string(COMMLENS_BIN) + " record -q --nic lo -o " + out + " -- sleep 1.5");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(FilesIn(out).size(), 1u) << "the samples only";
+}
+
+// The sampler's notes on its own sampling (each device's read cost, the slow NVML call,
+// its CPU cost) beside a rank's trace: one line of the text report, no warning each; the
+// JSON lists them.
+TEST_F(RecordCli, TheSamplersNotesAreOneLine) {
+  ASSERT_NO_FATAL_FAILURE(RecordWithoutNccl(dir_, Out()));
+  fs::copy_file(std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/native/rank0.cltrace",
+                fs::path(Out()) / "rank0.cltrace");
+  const fs::path json = dir_ / "a.json";
+  CliRun a = Commlens("analyze " + Out() + " --json " + json.string());
+  EXPECT_EQ(a.exit_code, 0) << a.out;
+  std::istringstream lines(a.out);
+  std::vector<std::string> folded;
+  int warned = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" notes from the sampler (read costs, slow NVML calls): --json has them") != std::string::npos)
+      folded.push_back(line);
+    warned += line.rfind("warning:", 0) == 0 && line.find(".samples.cltrace: ") != std::string::npos;
+  }
+  ASSERT_EQ(folded.size(), 1u) << a.out;
+  EXPECT_EQ(warned, 0) << a.out;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(json));
+  const nlohmann::json& notes = doc.at("sampler_notes");
+  EXPECT_GE(notes.size(), 5u) << notes.dump(1);
+  EXPECT_EQ(folded[0], "note:     " + std::to_string(notes.size()) +
+                           " notes from the sampler (read costs, slow NVML calls): --json has them");
+  auto said = [&](const std::string& part) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const nlohmann::json& n) { return n.get<std::string>().find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("utilization call takes")) << notes.dump(1);  // the slow NVML call
+  EXPECT_TRUE(said("reading GPU 0 took")) << notes.dump(1);      // a device's read cost
+  EXPECT_TRUE(said("reading lo took")) << notes.dump(1);
+  EXPECT_TRUE(doc.at("warnings").empty()) << doc.at("warnings").dump(1);
+}
+#endif
 
 // Bytes sent over loopback under record: the samples account for them within 1%.
 TEST_F(RecordCli, LoopbackBytesAreInTheSamples) {
