@@ -202,6 +202,13 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
     for (const auto& f : trace.failures) msg += "\n  " + f.message;
     return Error(msg);
   }
+  if (trace.ranks.empty() && options.counters_alone && !trace.counters.empty()) {
+    trace.warnings.push_back(trace.failures.empty()
+                                 ? "no NCCL operation was recorded (no rank's trace: the job made no NCCL call, or "
+                                   "ran without the plugin); only the nodes' counters are analyzed"
+                                 : "no rank's trace could be loaded; only the nodes' counters are analyzed");
+    return trace;
+  }
   if (trace.ranks.empty()) {
     std::string msg = trace.counters.empty() ? "no trace could be loaded:"
                                              : "no rank's trace could be loaded (only host counters):";

@@ -270,6 +270,29 @@ void RecordWithoutNccl(const fs::path& dir, const std::string& out) {
   ASSERT_EQ(FilesIn(out).size(), 1u) << "the samples only";
 }
 
+// analyze reports such a recording's counters, with a warning that no NCCL operation was
+// recorded, and exits 0.
+TEST_F(RecordCli, AJobWithoutNcclIsAnalyzedByItsCounters) {
+  ASSERT_NO_FATAL_FAILURE(RecordWithoutNccl(dir_, Out()));
+  const fs::path json = dir_ / "a.json";
+  CliRun a = Commlens("analyze " + Out() + " --json " + json.string());
+  EXPECT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_NE(a.out.find("\nwarning:  no NCCL operation was recorded (no rank's trace"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("== Network and GPU counters =="), std::string::npos) << a.out;
+  std::istringstream lines(a.out);
+  bool port = false;  // the row of this host's lo
+  for (std::string line, host, device; std::getline(lines, line);) {
+    std::istringstream(line) >> host >> device;
+    port = port || (host == HostName() && device == "lo");
+  }
+  EXPECT_TRUE(port) << a.out;
+  EXPECT_NE(a.out.find("gpu.utilization"), std::string::npos) << a.out;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(json));
+  EXPECT_EQ(doc.at("ranks").size(), 0u);
+  EXPECT_NE(doc.at("warnings").dump().find("no NCCL operation was recorded"), std::string::npos);
+  EXPECT_FALSE(doc.at("nics").empty());
+}
+
 // The sampler's notes on its own sampling (each device's read cost, the slow NVML call,
 // its CPU cost) beside a rank's trace: one line of the text report, no warning each; the
 // JSON lists them.
