@@ -89,6 +89,7 @@ int RunAnalyze(AnalyzeArgs args) {
   // The host events go as each rank is imported (model/host_events.h): what a stopped
   // rank was doing is then read again from its file.
   args.inputs.load.drop_host_events = true;
+  args.inputs.load.counters_alone = true;  // a recording without NCCL: its nodes' counters
   if (args.mpi)
     return RunOverMpi(args.inputs, args.analyze, "analyze", quiet,
                       [&](const model::Trace& trace, const analysis::JobAnalysis& job) {
@@ -126,7 +127,8 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "never reached which collective, what it was doing) and desyncs, process-group\n"
       "contention, pipeline stages and bubble, NCCL algorithm and protocol; clocks aligned\n"
       "across hosts (--align). Real examples: examples/traces/cross-rank/.\n"
-      "With a node's samples file (commlens record): NIC ports' bytes, rates and line rate, a\n"
+      "With a node's samples file (commlens record; alone too, for a job that made no NCCL\n"
+      "call): NIC ports' bytes, rates and line rate, a\n"
       "warning for each port whose error, retransmit or drop counters grew (which, how many,\n"
       "when first), NIC bytes and Gb/s against line rate per collective bucket; GPU metrics.\n"
       "Definitions: docs/analysis.md.\n\n"

@@ -103,9 +103,9 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
       "(automatic when no launcher started record and COMMAND is torchrun, mpirun, srun, ...)");
   sub->add_flag("--no-outer", *no_outer, "Never treat COMMAND as a launcher");
   sub->add_option("--prometheus", o->prometheus,
-                  "Write live metrics (NIC bytes/s, GPU utilization, age of each rank's last "
-                  "collective) every "
-                  "second to FILE, for node_exporter's textfile collector; removed at the end")
+                  "Write live metrics (NIC bytes/s, GPU utilization, seconds since each rank's "
+                  "collectives last progressed: alert on it for a hang) every second to FILE, for "
+                  "node_exporter's textfile collector; removed at the end")
       ->type_name("FILE");
   sub->add_option("--nccl-lib", o->nccl_library,
                   "The NCCL library whose version --preset checks (default: libnccl.so.2 on the "

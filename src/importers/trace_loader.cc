@@ -134,10 +134,11 @@ std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, con
 namespace {
 
 // A samples file (recorder/sampler) holds one host's NIC counters and GPU metrics: they
-// become the job's counters, its notes the job's warnings, its unusable records one line.
+// become the job's counters, its notes the job's sampler notes, its unusable records a
+// warning.
 void TakeHostCounters(const std::string& file, model::RankTrace* r, model::Trace* trace) {
   for (model::CounterSeries& c : r->counters) trace->counters.push_back(std::move(c));
-  for (const std::string& n : r->notes) trace->warnings.push_back(file + ": " + n);
+  for (const std::string& n : r->notes) trace->sampler_notes.push_back(file + ": " + n);
   std::string issues;
   for (size_t k = 0; k < static_cast<size_t>(model::ImportIssue::kCount); ++k) {
     const auto issue = static_cast<model::ImportIssue>(k);
@@ -226,6 +227,13 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
     std::string msg = "--strict: " + std::to_string(trace.failures.size()) + " file(s) failed:";
     for (const auto& f : trace.failures) msg += "\n  " + f.message;
     return Error(msg);
+  }
+  if (trace.ranks.empty() && options.counters_alone && !trace.counters.empty()) {
+    trace.warnings.push_back(trace.failures.empty()
+                                 ? "no NCCL operation was recorded (no rank's trace: the job made no NCCL call, or "
+                                   "ran without the plugin); only the nodes' counters are analyzed"
+                                 : "no rank's trace could be loaded; only the nodes' counters are analyzed");
+    return trace;
   }
   if (trace.ranks.empty()) {
     std::string msg = trace.counters.empty() ? "no trace could be loaded:"

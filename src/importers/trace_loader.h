@@ -31,12 +31,16 @@ struct LoadOptions {
   // Leave out each rank's host events as it is imported (model/host_events.h): what
   // analyze does, so that thousands of ranks fit; exports keep them.
   bool drop_host_events = false;
+  // A job of the nodes' samples files alone (no rank's trace: a recorded job that made
+  // no NCCL call) loads, with a warning saying so: analyze reports its counters. Else
+  // such a job fails to load like one with nothing in it.
+  bool counters_alone = false;
 };
 
 // Files in |inputs| (files or directories): ExpandInputs, ImportFiles, AssembleJob. Fails
-// only when nothing could be loaded, the inputs name nothing, or |strict| and some file
-// failed; otherwise per-file failures are in Trace::failures and every usable rank is in
-// Trace::ranks (sorted by rank).
+// only when nothing could be loaded (no rank, and no counters or not |counters_alone|),
+// the inputs name nothing, or |strict| and some file failed; otherwise per-file failures
+// are in Trace::failures and every usable rank is in Trace::ranks (sorted by rank).
 Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options);
 
 // One input file imported: its ranks, or why it could not be read.

@@ -366,6 +366,11 @@ struct Trace {
   // holds: the cross-rank findings then cover part of the job.
   int world_size = 0;
   std::vector<int> missing_ranks;
+  // What the nodes' samples files (recorder/sampler) say of the sampling itself, as
+  // "<file>: <note>": read costs per device, slow NVML calls, devices gone or back, the
+  // sampler's statistics. Kept apart from |warnings|: a node says a dozen of them, so the
+  // text report folds them into one line; --json lists them.
+  std::vector<std::string> sampler_notes;
 };
 
 // Whether every member of matched operation |k| has GPU timing. Ops without it (a

@@ -442,6 +442,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   for (const auto& f : trace.failures)
     doc["failures"].push_back({{"path", f.path}, {"message", f.message}});
   doc["warnings"] = trace.warnings;
+  if (!trace.sampler_notes.empty()) doc["sampler_notes"] = trace.sampler_notes;
   doc["steps"] = json::array();
   for (const auto& s : job.steps) {
     json sj = BreakdownJson(s.mean);

@@ -28,6 +28,15 @@ void Heading(std::string* out, const std::string& title) {
   *out += fmt::format("\n== {} ==\n", title);
 }
 
+// The samples files' notes on their own sampling: a dozen per node, rarely what the
+// reader came for, so one line says how many and where they are.
+void SamplerNotes(std::string* out, const model::Trace& trace) {
+  if (trace.sampler_notes.empty()) return;
+  const size_t n = trace.sampler_notes.size();
+  *out += fmt::format("note:     {} note{} from the sampler (read costs, slow NVML calls): --json has them\n", n,
+                      n == 1 ? "" : "s");
+}
+
 void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job) {
   Heading(out, "Inputs");
   for (const RankAnalysis& a : job.ranks) {
@@ -59,6 +68,7 @@ void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job)
   }
   for (const auto& f : trace.failures) *out += fmt::format("FAILED    {}\n", f.message);
   for (const auto& w : trace.warnings) *out += fmt::format("warning:  {}\n", w);
+  SamplerNotes(out, trace);
 }
 
 void BreakdownRow(std::string* out, const std::string& label, const TimeBreakdown& b, const std::string& note = "") {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "importers/native/native_importer.h"
 #include "testing/cli_run.h"
@@ -252,6 +255,80 @@ TEST_F(RecordCli, AJobsFilesAgreeAndAnalyze) {
 #endif
 }
 
+#if COMMLENS_TEST_ANALYZE
+// A job that makes no NCCL call (sleep), recorded on a machine with two stand-in GPUs
+// whose utilization call is slow (tests/recorder/sampler/fake_nvml.cc, found by NVML's
+// own name on the library path, as record's sampler looks for it): the node's samples
+// and no rank's trace.
+void RecordWithoutNccl(const fs::path& dir, const std::string& out) {
+  const fs::path nvml = dir / "nvml";
+  fs::create_directories(nvml);
+  fs::create_symlink(FAKE_NVML, nvml / "libnvidia-ml.so.1");
+  CliRun r = Shell("LD_LIBRARY_PATH=" + nvml.string() + " FAKE_NVML_UTILIZATION_US=3000 " +
+                   std::string(COMMLENS_BIN) + " record -q --nic lo -o " + out + " -- sleep 1.5");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_EQ(FilesIn(out).size(), 1u) << "the samples only";
+}
+
+// analyze reports such a recording's counters, with a warning that no NCCL operation was
+// recorded, and exits 0.
+TEST_F(RecordCli, AJobWithoutNcclIsAnalyzedByItsCounters) {
+  ASSERT_NO_FATAL_FAILURE(RecordWithoutNccl(dir_, Out()));
+  const fs::path json = dir_ / "a.json";
+  CliRun a = Commlens("analyze " + Out() + " --json " + json.string());
+  EXPECT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_NE(a.out.find("\nwarning:  no NCCL operation was recorded (no rank's trace"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("== Network and GPU counters =="), std::string::npos) << a.out;
+  std::istringstream lines(a.out);
+  bool port = false;  // the row of this host's lo
+  for (std::string line, host, device; std::getline(lines, line);) {
+    std::istringstream(line) >> host >> device;
+    port = port || (host == HostName() && device == "lo");
+  }
+  EXPECT_TRUE(port) << a.out;
+  EXPECT_NE(a.out.find("gpu.utilization"), std::string::npos) << a.out;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(json));
+  EXPECT_EQ(doc.at("ranks").size(), 0u);
+  EXPECT_NE(doc.at("warnings").dump().find("no NCCL operation was recorded"), std::string::npos);
+  EXPECT_FALSE(doc.at("nics").empty());
+}
+
+// The sampler's notes on its own sampling (each device's read cost, the slow NVML call,
+// its CPU cost) beside a rank's trace: one line of the text report, no warning each; the
+// JSON lists them.
+TEST_F(RecordCli, TheSamplersNotesAreOneLine) {
+  ASSERT_NO_FATAL_FAILURE(RecordWithoutNccl(dir_, Out()));
+  fs::copy_file(std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/native/rank0.cltrace",
+                fs::path(Out()) / "rank0.cltrace");
+  const fs::path json = dir_ / "a.json";
+  CliRun a = Commlens("analyze " + Out() + " --json " + json.string());
+  EXPECT_EQ(a.exit_code, 0) << a.out;
+  std::istringstream lines(a.out);
+  std::vector<std::string> folded;
+  int warned = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" notes from the sampler (read costs, slow NVML calls): --json has them") != std::string::npos)
+      folded.push_back(line);
+    warned += line.rfind("warning:", 0) == 0 && line.find(".samples.cltrace: ") != std::string::npos;
+  }
+  ASSERT_EQ(folded.size(), 1u) << a.out;
+  EXPECT_EQ(warned, 0) << a.out;
+  const nlohmann::json doc = nlohmann::json::parse(Slurp(json));
+  const nlohmann::json& notes = doc.at("sampler_notes");
+  EXPECT_GE(notes.size(), 5u) << notes.dump(1);
+  EXPECT_EQ(folded[0], "note:     " + std::to_string(notes.size()) +
+                           " notes from the sampler (read costs, slow NVML calls): --json has them");
+  auto said = [&](const std::string& part) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const nlohmann::json& n) { return n.get<std::string>().find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("utilization call takes")) << notes.dump(1);  // the slow NVML call
+  EXPECT_TRUE(said("reading GPU 0 took")) << notes.dump(1);      // a device's read cost
+  EXPECT_TRUE(said("reading lo took")) << notes.dump(1);
+  EXPECT_TRUE(doc.at("warnings").empty()) << doc.at("warnings").dump(1);
+}
+#endif
+
 // Bytes sent over loopback under record: the samples account for them within 1%.
 TEST_F(RecordCli, LoopbackBytesAreInTheSamples) {
   constexpr long kBytes = 200'000'000;
@@ -307,6 +384,59 @@ TEST_F(RecordCli, LiveMetricsWhileTheJobRunsAndNotAfter) {
   EXPECT_EQ(nowhere.exit_code, 0);
   EXPECT_EQ(nowhere.out.rfind("commlens record: --prometheus: /nonexistent/dir/x.prom: cannot create ", 0), 0u)
       << nowhere.out;
+}
+
+// The live hang alarm on a hang: rank 1 stops before its 11th collective for 5 s
+// (outside NCCL) while the plugin's flushes go on every 100 ms; rank 0 goes on for 2.5 s,
+// then waits inside its 36th collective until rank 1 is back. The snapshots of the
+// metrics file taken meanwhile show rank 1's age growing past 3.5 s while rank 0's stays
+// small, then rank 0's growing from the start of the collective it waits in, then both
+// small again.
+TEST_F(RecordCli, TheCollectiveAgeOfAStuckRankGrows) {
+  const fs::path prom = dir_ / "commlens.prom", snaps = dir_ / "snaps", done = dir_ / "done";
+  fs::create_directories(snaps);
+  const std::string job = std::string(FAKE_NCCL_JOB);
+  const std::string script =
+      "(i=100; while [ ! -e " + done.string() + " ]; do cp " + prom.string() + " " + snaps.string() +
+      "/$i 2>/dev/null; i=$((i+1)); sleep 0.2; done) & "
+      "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 " + job + " 50 --gap-ms 100 --wait-at 35 2500 & a=$!; "
+      "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 " + job + " 25 --gap-ms 100 --late-at 10 5000 & b=$!; "
+      "wait $a && wait $b; s=$?; touch " + done.string() + "; wait; exit $s";
+  CliRun r = Shell("COMMLENS_FLUSH_INTERVAL_MS=100 " + std::string(COMMLENS_BIN) +
+                   " record -q --no-gpu-metrics --nic lo --prometheus " + prom.string() + " -o " + Out() +
+                   " -- sh -c '" + script + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+
+  // Each snapshot's ages of ranks 0 and 1, in the order they were taken.
+  std::vector<std::pair<double, double>> ages;
+  std::string seen;
+  for (const std::string& name : FilesIn(snaps)) {
+    std::map<std::string, double> by_rank;
+    std::istringstream in(Slurp(snaps / name));
+    for (std::string line; std::getline(in, line);) {
+      const size_t at = line.find(",rank=\"");
+      if (line.rfind("commlens_last_collective_age_seconds{", 0) != 0 || at == std::string::npos) continue;
+      by_rank[line.substr(at + 7, line.find('"', at + 7) - at - 7)] = std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    if (by_rank.count("0") && by_rank.count("1")) {
+      ages.emplace_back(by_rank["0"], by_rank["1"]);
+      seen += " (" + std::to_string(by_rank["0"]) + " " + std::to_string(by_rank["1"]) + ")";
+    }
+  }
+  ASSERT_GE(ages.size(), 10u) << seen;
+  size_t stuck = 0;  // the snapshot where rank 1 was oldest
+  for (size_t k = 0; k < ages.size(); ++k)
+    if (ages[k].second > ages[stuck].second) stuck = k;
+  EXPECT_GE(ages[stuck].second, 3.5) << "rank 1's age never grew:" << seen;
+  bool apart = false, waiting = false, recovered = false;
+  for (size_t k = 0; k < ages.size(); ++k) {
+    apart = apart || (ages[k].second >= 1.0 && ages[k].first <= 0.6);
+    waiting = waiting || (ages[k].first >= 1.5 && ages[k].second >= 2.5);
+    recovered = recovered || (k > stuck && ages[k].first <= 1.0 && ages[k].second <= 1.0);
+  }
+  EXPECT_TRUE(apart) << "rank 0's age did not stay small while rank 1 was stuck:" << seen;
+  EXPECT_TRUE(waiting) << "rank 0's age did not grow while it waited in its collective:" << seen;
+  EXPECT_TRUE(recovered) << "the ages did not fall back once both went on:" << seen;
 }
 
 TEST(EnvCli, PresetAsShellExports) {

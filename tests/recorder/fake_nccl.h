@@ -76,6 +76,9 @@ struct FakeCollective {
   uint8_t channels = 2;
   uint64_t gpu_start = 1'000'000;  // earliest channel start, %globaltimer ns
   uint64_t gpu_duration = 1000;    // latest channel stop - gpu_start
+  // > 0: the kernel waits this long (a peer is late) between its channels' starts and the
+  // rest: the proxy's steps and the channels' stops. The calling thread waits with it.
+  int64_t wait_us = 0;
   int proxy_steps = 0;             // > 0: one network ProxyOp with this many steps
   size_t step_bytes = 4096;
   uint64_t user_tag = 0;                 // v7
@@ -177,7 +180,7 @@ class FakeNccl {
     Stop(coll);
     Stop(group);
     Stop(group_api);
-    ProxyThread(coll, m, c.channels, c.gpu_start, c.gpu_duration, c.proxy_steps, c.step_bytes);
+    ProxyThread(coll, m, c.channels, c.gpu_start, c.gpu_duration, c.proxy_steps, c.step_bytes, c.wait_us);
   }
 
   void P2p(const FakeP2p& p) {
@@ -216,7 +219,7 @@ class FakeNccl {
 
   // Channel c starts c*10 ns after the earliest and stops c*10 ns before the latest.
   void ProxyThread(void* task, uint64_t m, int channels, uint64_t gpu_start, uint64_t duration,
-                   int steps, size_t step_bytes) {
+                   int steps, size_t step_bytes, int64_t wait_us = 0) {
     std::vector<void*> kernel(static_cast<size_t>(channels), nullptr);
     if (m & abi::kKernelCh) {
       for (int ch = 0; ch < channels; ++ch)
@@ -225,6 +228,7 @@ class FakeNccl {
           d.kernelCh.pTimer = gpu_start + 10 * ch;
         });
     }
+    if (wait_us > 0) usleep(static_cast<useconds_t>(wait_us));
     if (steps > 0 && (m & (abi::kProxyOp | abi::kProxyStep))) {
       void* op = Start(abi::kProxyOp, task, [&](Descr& d) {
         d.proxyOp.pid = static_cast<int32_t>(getpid());

@@ -153,7 +153,7 @@ TEST(NativeFormatTest, PayloadsGrowForwardCompatibly) {
   struct Longer {
     MarkRecord known;
     uint64_t added;
-  } longer{{7, 3, 0}, 99};
+  } longer{{7, 3, 0, 0}, 99};
   RecordWriter w;
   w.Append(RecordType::kMark, longer);
   RecordReader reader(w.bytes(), 0);

@@ -7,12 +7,15 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
+#include "recorder/native_format/record_reader.h"
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {
@@ -342,6 +345,59 @@ TEST(PluginTest, GpuTimesAreConvertedToTheHostClock) {
   EXPECT_LE(t.comms.start[0], after);
   EXPECT_EQ(t.comms.end[0] - t.comms.start[0], 50'000);
   EXPECT_TRUE(HasNote(t, "GPU clock to host clock offset"));
+}
+
+// The file's last record once a flush is written: its alive mark, whose progress is the
+// last op start or kernel end, also outside the capture window, and not its own time.
+// Waits (up to 2 s) for a flush whose mark satisfies |ok|; returns the last mark seen.
+template <typename Ok>
+native_format::MarkRecord WaitForAliveMark(const std::string& dir, Ok ok) {
+  namespace nf = native_format;
+  nf::MarkRecord last{};
+  for (int i = 0; i < 400; ++i) {
+    std::vector<std::string> files = TracesIn(dir);
+    std::ifstream in(files.empty() ? "" : files[0], std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+    nf::RecordReader reader(bytes, sizeof(nf::FileHeader));
+    nf::RecordView r, end;
+    while (reader.Next(&r) == nf::ReadStatus::kRecord) end = r;
+    if (reader.offset() == bytes.size() && end.type == static_cast<uint16_t>(nf::RecordType::kMark) &&
+        nf::DecodePayload(end, &last) && last.what == static_cast<uint32_t>(nf::MarkKind::kAlive) && ok(last))
+      return last;
+    usleep(5'000);
+  }
+  ADD_FAILURE() << "no flush in " << dir << " ended with the alive mark wanted";
+  return last;
+}
+
+TEST(PluginTest, AliveMarksEndEachFlushWithTheLastProgress) {
+  const std::string dir = FreshDir("progress");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_FLUSH_INTERVAL_MS", "5"}, {"COMMLENS_CAPTURE_DURATION_S", "0.2"}};
+  FakeNccl<5> nccl;
+  const int64_t t0 = NowNs();
+  ASSERT_EQ(nccl.Init(0x7A, "p", 1, 2, 0, &g_mask), 0);
+  const int64_t t1 = NowNs();
+  auto in = [](int64_t lo, int64_t hi) {
+    return [lo, hi](const native_format::MarkRecord& m) { return m.last_progress_ns >= lo && m.last_progress_ns <= hi; };
+  };
+  // No op yet: the communicator's init.
+  native_format::MarkRecord m = WaitForAliveMark(dir, in(t0, t1));
+  EXPECT_GE(m.time_ns, m.last_progress_ns);
+  nccl.Collective(FakeCollective{});
+  const int64_t t2 = NowNs();
+  m = WaitForAliveMark(dir, in(t1, t2));
+  // Later flushes of a rank that does nothing: the mark's time moves, its progress not.
+  const int64_t waited = NowNs() + 50'000'000;
+  m = WaitForAliveMark(dir, [&](const native_format::MarkRecord& later) { return later.time_ns > waited; });
+  EXPECT_GE(m.last_progress_ns, t1);
+  EXPECT_LE(m.last_progress_ns, t2);
+  // After the capture window an op is counted, not recorded, and still progress.
+  for (int i = 0; i < 200 && LoadMask(&g_mask) != kCountOnlyMask; ++i) usleep(10'000);
+  ASSERT_EQ(LoadMask(&g_mask), kCountOnlyMask);
+  const int64_t t3 = NowNs();
+  nccl.Collective(FakeCollective{});
+  WaitForAliveMark(dir, in(t3, NowNs()));
+  ASSERT_EQ(nccl.Finalize(), 0);
 }
 
 TEST(PluginTest, ForeignAndStaleHandlesAreIgnored) {

@@ -14,6 +14,7 @@
 
 #include "analysis/counter_rates.h"
 #include "recorder/launcher/output_names.h"
+#include "recorder/launcher/rank_progress.h"
 
 namespace commlens::recorder::launcher {
 
@@ -69,8 +70,9 @@ std::vector<Family> EmptyFamilies() {
        "Unix time of the sampler's newest sample.",
        {}},
       {"commlens_last_collective_age_seconds",
-       "Seconds since the rank's NCCL trace last grew; it grows at every flush in which the rank "
-       "made progress.",
+       "Seconds since the rank's collectives last progressed (an op started, or a kernel or network "
+       "transfer of one ended), as of the plugin's last flush; an op that never ends counts from its "
+       "start.",
        {}},
   };
 }
@@ -198,21 +200,8 @@ std::string LiveMetrics::Render(int64_t now_ns) {
   }
 
   if (!options_.trace_dir.empty()) {
-    std::map<int, int64_t> newest_by_rank;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(options_.trace_dir, ec)) {
-      int rank = -1;
-      if (!MatchPluginTrace(entry.path().filename().string(), options_.job_id, options_.host,
-                            &rank))
-        continue;
-      int64_t mtime = MtimeNs(entry.path().string());
-      // Coarse file system clocks: allow two seconds before the start.
-      if (mtime < options_.start_realtime_ns - 2'000'000'000) continue;
-      int64_t& newest = newest_by_rank[rank];
-      if (mtime > newest) newest = mtime;
-    }
-    for (const auto& [rank, mtime] : newest_by_rank) {
-      double age = std::max<int64_t>(0, now_ns - mtime) / 1e9;
+    for (const auto& [rank, last_progress] : LastProgressByRank()) {
+      double age = std::max<int64_t>(0, now_ns - last_progress) / 1e9;
       families[kCollectiveAge].samples.push_back("{" + common + ",rank=\"" + std::to_string(rank) +
                                                  "\"} " + Number(age));
     }
@@ -223,6 +212,37 @@ std::string LiveMetrics::Render(int64_t now_ns) {
     if (f.samples.empty()) continue;
     out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", f.name, f.help, f.name);
     for (const std::string& s : f.samples) out += f.name + s + "\n";
+  }
+  return out;
+}
+
+std::map<int, int64_t> LiveMetrics::LastProgressByRank() {
+  // A rank's current file is its newest: a later session of the process, or a restarted
+  // process, writes a new one.
+  struct Newest {
+    int64_t mtime = 0;
+    std::string path;
+  };
+  std::map<int, Newest> newest_by_rank;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.trace_dir, ec)) {
+    int rank = -1;
+    if (!MatchPluginTrace(entry.path().filename().string(), options_.job_id, options_.host, &rank))
+      continue;
+    int64_t mtime = MtimeNs(entry.path().string());
+    // Coarse file system clocks: allow two seconds before the start.
+    if (mtime < options_.start_realtime_ns - 2'000'000'000) continue;
+    Newest& newest = newest_by_rank[rank];
+    if (mtime > newest.mtime) newest = {mtime, entry.path().string()};
+  }
+  std::map<int, int64_t> out;
+  for (const auto& [rank, newest] : newest_by_rank) {
+    const TraceEnd end = ReadTraceEnd(newest.path);
+    if (end.kind == TraceEnd::Kind::kAlive) last_progress_[newest.path] = end.last_progress_ns;
+    if (end.kind == TraceEnd::Kind::kEnded) continue;  // its NCCL session is over: nothing to wait for
+    // Between two alive marks (a write under way) the last one read still holds.
+    auto known = last_progress_.find(newest.path);
+    if (known != last_progress_.end()) out[rank] = known->second;
   }
   return out;
 }

@@ -10,17 +10,22 @@
 //   commlens_gpu_power_watts{gpu}
 //   commlens_gpu_nvlink_transmit_bytes_per_second{gpu}    / _receive_: over all links
 //   commlens_sampler_last_sample_timestamp_seconds        Unix time of the newest sample
-//   commlens_last_collective_age_seconds{rank}            seconds since the rank's trace
-//                                                         last grew (see below)
+//   commlens_last_collective_age_seconds{rank}            seconds since the rank's
+//                                                         collectives last progressed
 //
 // The NIC and GPU values come from the sampler's file as it grows (SamplesTail). The age
-// of a rank's last collective is read from its plugin trace's modification time: the
-// plugin appends at every flush (1 s) in which it has something new (an op, a changed
-// counter) and writes nothing while a rank is stuck, so an age well above the flush
-// interval means the rank's collectives stopped advancing: alert on it. Only traces of
-// this job written on this host since the recording started count. A rank with no
-// communicator yet has no trace and no age; with the recorder switched fully off
-// (control file "0") the age grows although the job runs.
+// of a rank's last collective is now minus the last progress its plugin trace's newest
+// alive mark carries (rank_progress.h): the latest start of a collective or p2p op, or
+// end of one's kernel channel, proxy step or proxy op. The plugin writes an alive mark at
+// every flush (1 s) whether the rank progresses or not, so neither the file's size nor
+// its modification time says anything; the mark's progress time does. A rank stuck
+// before a collective counts from its last op's end; one waiting inside a collective
+// that never ends, from that collective's start. An age well above a few seconds means
+// the rank's collectives stopped advancing: alert on it. Only traces of this job written
+// on this host since the recording started count; a rank's newest file stands for it. A
+// rank with no flush yet, whose trace ended (its last communicator finalized), or whose
+// plugin predates format 1.3 has no age; with the recorder switched fully off (control
+// file "0") NCCL reports no ops and the age grows although the job runs.
 //
 // When the recording ends (Stop) the file is removed: node_exporter then stops exporting
 // the job's metrics instead of repeating its last values (and ages) for ever.
@@ -31,6 +36,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,7 +63,7 @@ class LiveMetrics {
   explicit LiveMetrics(LiveMetricsOptions options);
   ~LiveMetrics();
 
-  // Reads new samples and the traces' times, and renders the text at |now_ns|
+  // Reads new samples and the traces' last alive marks, and renders the text at |now_ns|
   // (CLOCK_REALTIME).
   std::string Render(int64_t now_ns);
   // Render and write the file; an error when it cannot be written.
@@ -70,9 +76,12 @@ class LiveMetrics {
 
  private:
   void Loop();
+  // Each rank's last progress, from its newest trace of this job and host.
+  std::map<int, int64_t> LastProgressByRank();
 
   LiveMetricsOptions options_;
   SamplesTail tail_;
+  std::map<std::string, int64_t> last_progress_;  // by trace path: the last alive mark read
   std::thread thread_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -28,8 +28,9 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 2;  // 1.1: sampler records (11-14), ProcessRecord.writer;
-                                              // 1.2: OpDetail records (15), kOpFlagSymmetric
+inline constexpr uint16_t kVersionMinor = 3;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+                                              // 1.2: OpDetail records (15), kOpFlagSymmetric;
+                                              // 1.3: MarkRecord.last_progress_ns
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -249,6 +250,9 @@ enum class MarkKind : uint32_t {
   // Written by every periodic flush (1.1): the process was running at |time_ns|. A rank
   // stuck outside NCCL (data loading, a host deadlock) records no events but still writes
   // these, so a reader can tell "stopped issuing collectives" from "trace cut short".
+  // Since 1.3 it is the last record of its flush and carries |last_progress_ns|, so a
+  // reader that follows a live file (`commlens record --prometheus`) reads the newest
+  // one from the file's last bytes.
   kAlive = 6,
 };
 
@@ -256,8 +260,14 @@ struct MarkRecord {
   int64_t time_ns;
   uint32_t what;  // MarkKind
   uint32_t reserved;
+  // 1.3, alive marks: when the process's collectives last progressed, CLOCK_REALTIME:
+  // the latest start of a collective or p2p op (also outside the capture window), end of
+  // a kernel channel or proxy step or op, or of a communicator's init.
+  // 0 in other marks and in files before 1.3.
+  int64_t last_progress_ns;
 };
-static_assert(sizeof(MarkRecord) == 16);
+static_assert(sizeof(MarkRecord) == 24);
+inline constexpr uint32_t kMarkRecordSize10 = 16;  // the 1.0 layout, without last_progress_ns
 
 enum class EndReason : uint32_t { kFinalize = 0, kProcessExit = 1 };
 
@@ -365,7 +375,7 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kProxyOp: return sizeof(ProxyOpRecord);
     case RecordType::kApi: return sizeof(ApiRecord);
     case RecordType::kStats: return sizeof(StatsRecord);
-    case RecordType::kMark: return sizeof(MarkRecord);
+    case RecordType::kMark: return kMarkRecordSize10;
     case RecordType::kEnd: return sizeof(EndRecord);
     case RecordType::kCounterDef: return sizeof(CounterDefRecord);
     case RecordType::kCounterSamples: return sizeof(CounterSamplesRecord);

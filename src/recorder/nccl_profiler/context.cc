@@ -15,7 +15,8 @@ Context::Context(uint32_t index, const CommParams& params, int64_t init_ns)
       nranks_(std::max(params.nranks, 0)),
       nnodes_(params.nnodes),
       abi_version_(params.abi_version),
-      init_ns_(init_ns) {}
+      init_ns_(init_ns),
+      last_progress_ns_(init_ns) {}
 
 bool Context::Allocate(const RecorderConfig& cfg) {
   // A collective has one kernel-channel event per channel (up to 64), drained once per

@@ -6,6 +6,13 @@
 // the thread that calls NCCL on this communicator, the kernel and proxy pools by its
 // proxy thread). Drop and orphan counters are relaxed atomics touched only when an
 // event is lost; |recorded| and |comm_written| belong to the flusher.
+//
+// Progress: the last time one of this communicator's operations advanced (an op started,
+// a kernel channel, proxy step or proxy op ended), for the alive mark of each flush and
+// through it the live hang alarm (MarkRecord::last_progress_ns). Both of NCCL's threads
+// store it with a relaxed store, no read-modify-write: a thread preempted between its
+// clock read and its store may set it back by that delay, which is far below the
+// seconds the alarm counts in.
 #pragma once
 
 #include <atomic>
@@ -55,6 +62,9 @@ class Context {
   uint64_t dropped(int kind) const { return counters_[kind].dropped.load(std::memory_order_relaxed); }
   uint64_t orphaned(int kind) const { return counters_[kind].orphaned.load(std::memory_order_relaxed); }
 
+  void NoteProgress(int64_t now_ns) { last_progress_ns_.store(now_ns, std::memory_order_relaxed); }
+  int64_t last_progress_ns() const { return last_progress_ns_.load(std::memory_order_relaxed); }
+
   SlotPool<OpData> ops;
   SlotPool<ApiData> apis;
   SlotPool<KernelData> kernels;
@@ -83,6 +93,7 @@ class Context {
   const int abi_version_;
   const int64_t init_ns_;
 
+  alignas(64) std::atomic<int64_t> last_progress_ns_;  // starts at init_ns_
   alignas(64) std::atomic<uint64_t> coll_seq_{0};
   std::atomic<uint64_t> ce_seq_{0};
   // Per peer and direction: [2 * peer + send]; the last pair is for peers out of range.

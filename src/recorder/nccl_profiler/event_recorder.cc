@@ -61,6 +61,7 @@ void CloseSegment(ProxyStepData& s, int64_t now) {
 // Folds a finished step into its ProxyOp, which is open until all its steps are done.
 void FoldStep(Context& ctx, ProxyStepData& step, int64_t now) {
   CloseSegment(step, now);
+  ctx.NoteProgress(now);  // the network moved a step
   Token t;
   if (!DecodeToken(step.proxy_op, &t) || t.pool != Pool::kProxyOp) return;
   auto* op = ctx.proxy_ops.FindOpen(t.slot, t.generation);
@@ -73,24 +74,35 @@ void FoldStep(Context& ctx, ProxyStepData& step, int64_t now) {
   ++d.steps_done;
 }
 
-// Open -> Done, noting the stop time where the event keeps one.
+// Open -> Done, noting the stop time where the event keeps one; returns that time (0
+// when the event keeps none or was not open).
 template <typename T>
-void MarkStopped(SlotPool<T>& pool, const Token& t) {
+int64_t MarkStopped(SlotPool<T>& pool, const Token& t) {
+  int64_t now = 0;
   if (auto* s = pool.FindOpen(t.slot, t.generation)) {
-    if constexpr (requires { s->data.host_stop_ns; }) s->data.host_stop_ns = RealtimeNs();
+    if constexpr (requires { s->data.host_stop_ns; }) s->data.host_stop_ns = now = RealtimeNs();
     pool.MarkDone(s);
   }
+  return now;
+}
+
+// An op starts: progress (context.h), counted also when it is not recorded, so the live
+// hang alarm works outside the capture window. The time, for the op's record.
+int64_t OpStarted(Context& ctx) {
+  const int64_t now = RealtimeNs();
+  ctx.NoteProgress(now);
+  return now;
 }
 
 // Claims an op slot for |op| (filled by the caller but for its ids and start time).
-void* RecordOp(Context& ctx, EventKind kind, const OpData& op, uint64_t api_parent) {
+void* RecordOp(Context& ctx, EventKind kind, const OpData& op, uint64_t api_parent, int64_t start_ns) {
   uint64_t token = 0;
   auto* slot = Claim(ctx, ctx.ops, Pool::kOp, kind, &token, /*zero=*/false);
   if (slot == nullptr) return nullptr;
   slot->data = op;
   slot->data.op_id = token;
   slot->data.api_id = ParentOfPool(ctx, api_parent, Pool::kApi);
-  slot->data.host_start_ns = RealtimeNs();
+  slot->data.host_start_ns = start_ns;
   return HandleFromValue(token);
 }
 
@@ -100,6 +112,7 @@ void* StartColl(Context& ctx, const CollArgs& a) {
   Session& session = TheSession();
   const bool recording = session.recording();  // before counting: the op that opens a
   const uint64_t comm_seq = ctx.NextCollSeq();  // capture window is not in it
+  const int64_t now = OpStarted(ctx);
   session.OnCollSeen();
   session.OnOpStarted();
   if (!recording) return nullptr;
@@ -118,12 +131,13 @@ void* StartColl(Context& ctx, const CollArgs& a) {
   d.kernel_variant = a.kernel_variant;
   d.user_tag = a.user_tag;
   d.flags = a.symmetric ? nf::kOpFlagSymmetric : 0;
-  return RecordOp(ctx, EventKind::kColl, d, a.api_parent);
+  return RecordOp(ctx, EventKind::kColl, d, a.api_parent, now);
 }
 
 void* StartP2p(Context& ctx, const P2pArgs& a) {
   const bool send = a.func != nullptr && a.func[0] == 'S';
   const uint64_t comm_seq = ctx.NextP2pSeq(a.peer, send);
+  const int64_t now = OpStarted(ctx);
   TheSession().OnOpStarted();
   if (!TheSession().recording()) return nullptr;
   OpData d{};
@@ -137,11 +151,12 @@ void* StartP2p(Context& ctx, const P2pArgs& a) {
   d.channels = a.channels;
   d.flags = send ? nf::kOpFlagSend : 0;
   d.user_tag = a.user_tag;
-  return RecordOp(ctx, EventKind::kP2p, d, a.api_parent);
+  return RecordOp(ctx, EventKind::kP2p, d, a.api_parent, now);
 }
 
 void* StartCeColl(Context& ctx, const CeCollArgs& a) {
   const uint64_t comm_seq = ctx.NextCeSeq();
+  const int64_t now = OpStarted(ctx);
   if (!TheSession().recording()) return nullptr;
   OpData d{};
   d.count = a.count;
@@ -152,7 +167,7 @@ void* StartCeColl(Context& ctx, const CeCollArgs& a) {
   d.root_or_peer = a.root;
   d.kind = nf::OpKind::kCeColl;
   d.user_tag = a.user_tag;
-  return RecordOp(ctx, EventKind::kCeColl, d, a.api_parent);
+  return RecordOp(ctx, EventKind::kCeColl, d, a.api_parent, now);
 }
 
 void* StartApi(Context& ctx, const ApiArgs& a) {
@@ -236,7 +251,9 @@ void StopEvent(void* handle) {
     case Pool::kOp: MarkStopped(ctx->ops, t); break;
     case Pool::kApi: MarkStopped(ctx->apis, t); break;
     case Pool::kKernel: MarkStopped(ctx->kernels, t); break;
-    case Pool::kProxyOp: MarkStopped(ctx->proxy_ops, t); break;
+    case Pool::kProxyOp:
+      if (int64_t now = MarkStopped(ctx->proxy_ops, t)) ctx->NoteProgress(now);
+      break;
     case Pool::kProxyStep:
       if (auto* s = ctx->proxy_steps.FindOpen(t.slot, t.generation)) {
         FoldStep(*ctx, s->data, RealtimeNs());
@@ -255,6 +272,7 @@ void RecordEventState(void* handle, int state, const abi::StateArgs* args) {
     if (auto* s = ctx->kernels.FindOpen(t.slot, t.generation)) {
       s->data.stop_ptimer = args->kernelCh.pTimer;
       s->data.stop_obs_ns = RealtimeNs();
+      ctx->NoteProgress(s->data.stop_obs_ns);  // a channel of the op's kernel finished
     }
   } else if (t.pool == Pool::kProxyStep) {
     const WaitKind next = WaitOf(state);

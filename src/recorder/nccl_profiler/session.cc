@@ -112,6 +112,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   kernel_sample_ = (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
   ops_started_.store(0);
   start_mono_ns_ = MonotonicNs();
+  start_real_ns_ = RealtimeNs();
   next_index_ = 0;
   live_contexts_ = 0;
   serializer_ = Serializer();
@@ -297,18 +298,24 @@ void Session::Flush() {
   WriteQueued();
 }
 
-// Marks and the finished events of every live communicator, queued for the file.
+// Marks and the finished events of every live communicator, queued for the file. A
+// periodic flush ends with the alive mark (the end record says it at the end), so that
+// the newest one is the file's last record whenever no write is under way: the live
+// metrics read it from there (launcher/rank_progress.h).
 void Session::SerializeLocked(bool final) {
   EmitMarksLocked();
-  if (!final) {  // the end record says it at the end
+  const uint64_t gaps = seq_gaps_.load();
+  int64_t last_progress = start_real_ns_;
+  for (auto& ctx : contexts_) {
+    if (!ctx->retired) serializer_.SerializeContext(*ctx, gaps, final, strings_, body_);
+    last_progress = std::max(last_progress, ctx->last_progress_ns());
+  }
+  if (!final) {
     nf::MarkRecord alive{};
     alive.time_ns = RealtimeNs();
     alive.what = static_cast<uint32_t>(nf::MarkKind::kAlive);
+    alive.last_progress_ns = last_progress;
     body_.Append(nf::RecordType::kMark, alive);
-  }
-  const uint64_t gaps = seq_gaps_.load();
-  for (auto& ctx : contexts_) {
-    if (!ctx->retired) serializer_.SerializeContext(*ctx, gaps, final, strings_, body_);
   }
   QueueLocked();
 }

@@ -121,6 +121,7 @@ class Session {
   uint32_t kernel_sample_ = 1;             // cfg_.kernel_sample, copied for the hot path
   std::atomic<uint64_t> ops_started_{0};  // for the kernel sampling
   int64_t start_mono_ns_ = 0;
+  int64_t start_real_ns_ = 0;  // progress before the first op (MarkRecord::last_progress_ns)
 
   // Output. The serializer and the record buffers are under mu_; the file has its own
   // locks; |path_| is set at session start only.

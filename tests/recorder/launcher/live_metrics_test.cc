@@ -1,7 +1,9 @@
 // Live metrics: a samples file followed while it grows (records cut in the middle wait
 // for the rest), rates over the last second of samples by the analysis rules, gauges,
-// stale devices left out, the age of each rank's last collective from its trace's
-// modification time, and the text file written whole and removed at the end.
+// stale devices left out, the age of each rank's last collective from the last progress
+// its trace's newest alive mark carries (not from the file's times: the plugin writes a
+// mark every second, stuck or not), and the text file written whole and removed at the
+// end.
 #include "recorder/launcher/live_metrics.h"
 
 #include <fcntl.h>
@@ -161,13 +163,32 @@ class LiveMetricsTest : public ::testing::Test {
     o.start_realtime_ns = kT0;
     return o;
   }
-  // A plugin trace whose last write was at |mtime_ns|.
-  void Trace(const std::string& name, int64_t mtime_ns) {
+  // A plugin trace as the plugin leaves it after a flush at |flush_ns|, whose alive mark
+  // says the rank last progressed at |progress_ns|, then |tail| (the bytes of what came
+  // after: an End record, a write under way).
+  fs::path Trace(const std::string& name, int64_t flush_ns, int64_t progress_ns,
+                 const std::vector<uint8_t>& tail = {}) {
     const fs::path p = samples_.parent_path() / name;
-    std::ofstream(p) << "x";
+    nf::RecordWriter w;
+    w.AppendFileHeader();
+    w.Append(nf::RecordType::kProcess, nf::ProcessRecord{});
+    w.Append(nf::RecordType::kOp, nf::OpRecord{});
+    w.Append(nf::RecordType::kMark, nf::MarkRecord{flush_ns, static_cast<uint32_t>(nf::MarkKind::kAlive), 0,
+                                                   progress_ns});
+    Write(p, w.bytes().data(), w.size(), false);
+    Write(p, tail.data(), tail.size(), true);
+    Touch(p, flush_ns);
+    return p;
+  }
+  static void Touch(const fs::path& p, int64_t mtime_ns) {
     timespec times[2] = {{mtime_ns / 1'000'000'000, mtime_ns % 1'000'000'000},
                          {mtime_ns / 1'000'000'000, mtime_ns % 1'000'000'000}};
     ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), times, 0), 0);
+  }
+  static std::vector<uint8_t> EndRecord(int64_t t) {
+    nf::RecordWriter w;
+    w.Append(nf::RecordType::kEnd, nf::EndRecord{t, 0, 0});
+    return w.bytes();
   }
 
   TempDir dir_;
@@ -176,15 +197,18 @@ class LiveMetricsTest : public ::testing::Test {
 
 TEST_F(LiveMetricsTest, RatesGaugesAndAges) {
   const int64_t now = kT0 + 60'000'000'000;
-  Trace(PluginTraceFileName("4242.3", 0, "node1", 100, 0),
-        now - 7'250'000'000);  // stuck for 7.25 s
-  Trace(PluginTraceFileName("4242.3", 1, "node1", 101, 0), now - 30'000'000'000);
-  Trace(PluginTraceFileName("4242.3", 1, "node1", 101, 1),
+  const int64_t flushed = now - 300'000'000;  // every live file's last flush
+  // Stuck for 7.25 s: its flushes go on, their marks say when it last progressed.
+  Trace(PluginTraceFileName("4242.3", 0, "node1", 100, 0), flushed, now - 7'250'000'000);
+  Trace(PluginTraceFileName("4242.3", 1, "node1", 101, 0), now - 30'000'000'000, now - 30'000'000'000);
+  Trace(PluginTraceFileName("4242.3", 1, "node1", 101, 1), flushed,
         now - 500'000'000);  // its second session: newest counts
-  Trace(PluginTraceFileName("4242.3", 2, "node2", 102, 0), now - 1);  // another host's
-  Trace(PluginTraceFileName("4242.2", 3, "node1", 103, 0), now - 1);  // another step's
-  Trace(PluginTraceFileName("4242.3", 4, "node1", 104, 0),
+  Trace(PluginTraceFileName("4242.3", 2, "node2", 102, 0), flushed, now - 1);  // another host's
+  Trace(PluginTraceFileName("4242.2", 3, "node1", 103, 0), flushed, now - 1);  // another step's
+  Trace(PluginTraceFileName("4242.3", 4, "node1", 104, 0), kT0 - 10'000'000'000,
         kT0 - 10'000'000'000);  // before the start
+  // Finalized: nothing left to wait for, no age.
+  Trace(PluginTraceFileName("4242.3", 5, "node1", 105, 0), flushed, now - 20'000'000'000, EndRecord(flushed));
 
   LiveMetrics metrics(Options());
   const std::string text = metrics.Render(now);
@@ -216,6 +240,41 @@ TEST_F(LiveMetricsTest, RatesGaugesAndAges) {
   EXPECT_NE(text.find("# HELP commlens_nic_transmit_bytes_per_second "), std::string::npos);
   EXPECT_EQ(text.find("commlens_gpu_memory_utilization_ratio"),
             std::string::npos);  // no such series: no family
+}
+
+// Between two flushes the file may end in a write under way: the last mark read holds.
+// A file with no flush yet, or from a plugin before format 1.3 (no progress in its
+// marks), gives no age rather than a wrong one.
+TEST_F(LiveMetricsTest, AgesBetweenFlushesAndWithoutProgress) {
+  const int64_t now = kT0 + 60'000'000'000;
+  nf::RecordWriter next;
+  next.Append(nf::RecordType::kOp, nf::OpRecord{});
+  next.Append(nf::RecordType::kMark,
+              nf::MarkRecord{now + 900'000'000, static_cast<uint32_t>(nf::MarkKind::kAlive), 0, now + 500'000'000});
+  const size_t half = next.size() / 2;
+  const fs::path rank0 = Trace(PluginTraceFileName("4242.3", 0, "node1", 100, 0), now, now - 3'000'000'000);
+
+  nf::RecordWriter started;  // header and process record: no flush yet
+  started.AppendFileHeader();
+  started.Append(nf::RecordType::kProcess, nf::ProcessRecord{});
+  Write(samples_.parent_path() / PluginTraceFileName("4242.3", 1, "node1", 101, 0), started.bytes().data(),
+        started.size(), false);
+  nf::RecordWriter old = started;  // a 1.2 plugin's alive mark: 16 bytes, no progress
+  const nf::MarkRecord mark{now, static_cast<uint32_t>(nf::MarkKind::kAlive), 0, 0};
+  old.Append(nf::RecordType::kMark, &mark, nf::kMarkRecordSize10);
+  Write(samples_.parent_path() / PluginTraceFileName("4242.3", 2, "node1", 102, 0), old.bytes().data(), old.size(),
+        false);
+
+  LiveMetrics metrics(Options());
+  const std::string age = "commlens_last_collective_age_seconds{job=\"4242.3\",host=\"node1\",rank=";
+  EXPECT_EQ(Lines(metrics.Render(now), "commlens_last_collective_age_seconds"),
+            (std::vector<std::string>{age + "\"0\"} 3"}));
+  Write(rank0, next.bytes().data(), half, true);  // the next flush, half written
+  EXPECT_EQ(Lines(metrics.Render(now + 1'000'000'000), "commlens_last_collective_age_seconds"),
+            (std::vector<std::string>{age + "\"0\"} 4"}));
+  Write(rank0, next.bytes().data() + half, next.size() - half, true);
+  EXPECT_EQ(Lines(metrics.Render(now + 1'000'000'000), "commlens_last_collective_age_seconds"),
+            (std::vector<std::string>{age + "\"0\"} 0.5"}));
 }
 
 TEST_F(LiveMetricsTest, TheFileIsReplacedWholeAndRemovedAtTheEnd) {
