@@ -102,12 +102,14 @@ function withHostileData(html) {
   x.stragglers[0].kernels = [payload('straggler-kernel')];
   x.hangs = [{group: g.group, seq: 29, op: 'all_reduce', desync: false, reached: [0], missing: [1], detail: payload('hang')}];
   x.contended_time_us = 10;
-  x.contention = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, alone: {count: 2, busbw_gbps: 8},
-    overlapped: {count: 1, busbw_gbps: 4, with_groups: [payload('with-group')]}}];
+  x.contention = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes,
+    alone: {count: 6, enough_samples: true, busbw_p25_gbps: 7, busbw_median_gbps: 8, busbw_p75_gbps: 9},
+    overlapped: {count: 6, enough_samples: true, busbw_p25_gbps: 3, busbw_median_gbps: 4, busbw_p75_gbps: 5},
+    with_groups: [payload('with-group')], transfer_unknown: 0}];
   x.pipeline = {detected: true, stages: 2, microbatches: 4, schedule: payload('schedule'), bubble_fraction: 0.3, ideal_fraction: 0.2,
     per_stage: [0, 1].map((r) => ({rank: r, idle_share: 0.3, warmup_idle_us: 9, steady_idle_us: 4, cooldown_idle_us: 9}))};
   x.protocols = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, algorithm: payload('algo'), protocol: payload('proto'),
-    channels: 4, count: 2, busbw_gbps: 1}];
+    channels: 4, count: 2, transfer_busbw_gbps: 1}];
   x.clock.applied = true;
   x.clock.notes = [payload('note')];
   x.clock.offsets.forEach((o, i) => { o.offset_us = -i; o.bound_us = 1; o.collectives = 3; });
