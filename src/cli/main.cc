@@ -1,6 +1,8 @@
 // commlens: where the time of a distributed GPU training job goes.
 #include <CLI/CLI.hpp>
 
+#include <optional>
+
 #include "cli/verbs.h"
 
 int main(int argc, char** argv) {
@@ -12,7 +14,7 @@ int main(int argc, char** argv) {
       "Paraver and CSV, writes a self-contained HTML report, benchmarks collectives (and\n"
       "compares saved runs), inspects the topology and records jobs (NCCL plugin, NIC and\n"
       "GPU samples) under srun, torchrun or mpirun.\n"
-      "Run 'commlens VERB --help' for each verb.\n"
+      "Run 'commlens help VERB' (or 'commlens VERB --help') for each verb.\n"
       "Exit code 64: a usage error (wrong option or argument), for every verb.",
       "commlens"};
   app.set_version_flag("--version", "commlens " COMMLENS_VERSION);
@@ -35,6 +37,8 @@ int main(int argc, char** argv) {
 #endif
   commlens::cli::AddRecordVerb(app, &exit_code);
   commlens::cli::AddEnvVerb(app, &exit_code);
+  // "commlens help [VERB]", and a verb that does not exist named with the ones that do.
+  if (std::optional<int> done = commlens::cli::HelpOrUnknownVerb(app, argc, argv)) return *done;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -118,11 +118,15 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "Nsight Systems SQLite exports (.sqlite or .sqlite.gz; `nsys export --type sqlite\n"
       "--include-blobs=true` keeps NCCL's sizes), or reports (.nsys-rep: exported with the nsys\n"
       "on PATH or in NSYS_HOME, cached beside the report), one rank per profiled process;\n"
-      "or commlens native traces (.cltrace). Reports per rank the GPU time breakdown\n"
+      "or commlens native traces (.cltrace). Opens with the job (ranks, missing ones, steps,\n"
+      "the median step) and the findings, largest cost first, each with its unit (wall time\n"
+      "per step, or rank-time summed over ranks) and the section to read. Reports per rank the GPU time breakdown\n"
       "(compute / non-compute / idle), communication-compute overlap and exposed\n"
       "communication, per profiler step; the kernel breakdown; idle gaps per stream (host\n"
       "wait / kernel wait / other); and collectives per process group, op and message size\n"
-      "with algbw/busbw, matched across ranks; then the cross-rank findings: which rank\n"
+      "with busbw over the kernel time and over the transfer time (after the last rank\n"
+      "arrived: the fabric's speed; --bench holds it against a benchmark), matched across\n"
+      "ranks; then the cross-rank findings: which rank\n"
       "arrives last, what it costs the others and why (overall and per step), hangs (who\n"
       "never reached which collective, what it was doing) and desyncs, process-group\n"
       "contention, pipeline stages and bubble, NCCL algorithm and protocol; clocks aligned\n"
@@ -131,6 +135,10 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "call): NIC ports' bytes, rates and line rate, a\n"
       "warning for each port whose error, retransmit or drop counters grew (which, how many,\n"
       "when first), NIC bytes and Gb/s against line rate per collective bucket; GPU metrics.\n"
+      "Steps: warm-up steps (the leading ones over 1.5x the median step) are shown but left\n"
+      "out, outliers (over 3x) stay out of the step statistics; --steps chooses. Clocks are\n"
+      "checked (a collective cannot end on one rank before another starts it) and aligned\n"
+      "when they differ. Two runs' traces are refused with both named; missing ranks are named.\n"
       "Definitions: docs/analysis.md.\n\n"
       "Memory: each rank's host events are dropped once it is imported (the analyses read only\n"
       "its ProfilerStep ranges; a stopped rank's file is read again to say what it was doing).\n"
@@ -139,7 +147,8 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "and sends rank 0 a summary of each rank; rank 0 writes the same report\n"
       "(docs/analysis.md, docs/performance.md).\n\n"
       "Exit codes: 0 all files analyzed; 1 nothing could be analyzed (or --strict and a file\n"
-      "failed); 2 some files failed and the others were analyzed; 64 usage error.");
+      "failed, or the inputs hold two jobs); 2 some files failed and the others were analyzed;\n"
+      "64 usage error (also a --steps the traces lack).");
   AddJobInputOptions(cmd, &args->inputs);
   cmd->add_option("--json", args->json_path,
                   "Also write the results as JSON (schema commlens.analyze v1, docs/json-report.md); "
@@ -166,6 +175,8 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
          "Rows of each table in the text report (steps, collectives, idle gaps, ...); --json has all")
       ->type_name("N")
       ->default_str(std::to_string(args->text.max_rows));
+  cmd->add_flag("--all-ranks", args->text.all_ranks,
+                "Every rank's row in the per-rank tables (past 16 ranks they show the extremes and the distribution)");
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
   cmd->add_flag("--mpi", args->mpi,
                 "Run as one process of an MPI job (mpirun, srun): the processes share the files' import and "

@@ -29,7 +29,7 @@ namespace commlens::cli {
 namespace {
 
 constexpr int kExitRegression = 1;
-constexpr int kExitBadBench = 2;  // an unreadable benchmark file or bad option
+constexpr int kExitBadBench = 2;  // an unreadable benchmark file, or runs with nothing in common
 
 struct ReportArgs {
 #if COMMLENS_HAS_ANALYZE
@@ -63,7 +63,7 @@ int RunReport(const ReportArgs& a) {
   Result<int64_t> floor = bench::ParseByteSize(a.min_size);
   if (!floor.ok()) {
     std::fprintf(stderr, "commlens report: --min-size: %s\n", floor.status().message().c_str());
-    return kExitBadBench;
+    return kExitUsage;
   }
   bench::BenchComparison cmp = bench::CompareBenchReports(*run, *base, *floor);
   std::fputs(fmt::format("# commlens report: run {} against baseline {}\n", a.bench, a.baseline)
@@ -179,7 +179,8 @@ void AddReportVerb(CLI::App& app, int* exit_code) {
       "  (or this build has no chart library); 2 some input files failed; 64 usage error.\n"
       "Benchmark run: commlens report --bench RUN.json [--baseline OLD] [--tolerance PCT]\n"
       "  Exit codes: 0 shown (and no regression), 1 a busbw drop beyond --tolerance,\n"
-      "  2 an unreadable file or bad option. See docs/bench.md, \"Comparing runs\".");
+      "  2 an unreadable file (or runs with no collective in common), 64 usage error.\n"
+      "  See docs/bench.md, \"Comparing runs\".");
   auto args = std::make_shared<ReportArgs>();
 #if COMMLENS_HAS_ANALYZE
   AddJobInputOptions(sub, &args->inputs);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 
 namespace commlens::cli {
 
@@ -22,5 +23,11 @@ void AddExportVerb(CLI::App& app, int* exit_code);
 void AddRecordVerb(CLI::App& app, int* exit_code);
 void AddReportVerb(CLI::App& app, int* exit_code);
 void AddTopoVerb(CLI::App& app, int* exit_code);
+
+// Before parsing: "commlens help" prints the verbs, "commlens help VERB" that verb's help
+// (exit 0); a first argument that is neither an option nor a verb is a usage error that
+// names the verbs, and the nearest one to a typo ("analyse": did you mean analyze?).
+// nullopt: parse as usual.
+std::optional<int> HelpOrUnknownVerb(CLI::App& app, int argc, char** argv);
 
 }  // namespace commlens::cli

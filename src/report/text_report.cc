@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -22,6 +23,34 @@ std::string Cut(const std::string& s, size_t width) {
   return s.size() <= width ? s : s.substr(0, width - 3) + "...";
 }
 
+// |text| cut into lines of at most |width| at spaces, the first after |first|, the rest
+// after |indent|.
+std::string Wrap(std::string_view text, std::string_view first, std::string_view indent, size_t width) {
+  std::string out(first);
+  size_t line = first.size();
+  bool line_empty = true;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    if (word.empty()) continue;
+    if (!line_empty && line + 1 + word.size() > width) {
+      out += '\n';
+      out += indent;
+      line = indent.size();
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    line_empty = false;
+  }
+  return out + '\n';
+}
+
 std::string Pct(double v) { return fmt::format("{:.2f}%", v); }
 
 void Heading(std::string* out, const std::string& title) {
@@ -37,10 +66,56 @@ void SamplerNotes(std::string* out, const model::Trace& trace) {
                       n == 1 ? "" : "s");
 }
 
-void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job) {
+// The rows of a per-rank table: every rank, or past opt.rank_rows ranks the three with the
+// largest |key| and the three with the smallest, and one line of the distribution.
+struct RankRows {
+  std::vector<size_t> shown;  // indices, in the order to print
+  std::string distribution;   // "" when every rank is shown
+};
+
+template <typename Key>
+RankRows ChooseRankRows(const JobAnalysis& job, const TextOptions& opt, std::string_view what, Key key,
+                        const std::function<std::string(double)>& format) {
+  RankRows rows;
+  const size_t n = job.ranks.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (n <= opt.rank_rows || opt.all_ranks) {
+    rows.shown = order;
+    return rows;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
+  constexpr size_t kEach = 3;
+  rows.shown.assign(order.begin(), order.begin() + kEach);
+  rows.shown.insert(rows.shown.end(), order.end() - kEach, order.end());
+  auto at = [&](double q) { return key(order[static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5)]); };
+  rows.distribution = Wrap(fmt::format(
+      "{} of {} ranks shown: the 3 with the largest {} and the 3 with the smallest. Over all ranks, {}: max {} "
+      "(rank {}), p75 {}, median {}, p25 {}, min {} (rank {}). --all-ranks lists every rank.",
+      kEach * 2, n, what, what, format(key(order.front())), job.ranks[order.front()].trace->rank, format(at(0.25)),
+      format(at(0.5)), format(at(0.75)), format(key(order.back())), job.ranks[order.back()].trace->rank), "  ", "  ", 100);
+  return rows;
+}
+
+void Inputs(std::string* out, const model::Trace& trace, const JobAnalysis& job, const TextOptions& opt) {
   Heading(out, "Inputs");
+  const bool every = job.ranks.size() <= opt.rank_rows || opt.all_ranks;
+  if (!every) {
+    std::map<std::string, size_t> formats;
+    uint64_t bytes = 0;
+    for (const RankAnalysis& a : job.ranks) {
+      ++formats[a.trace->format];
+      bytes += a.trace->input_bytes;
+    }
+    std::string by_format;
+    for (const auto& [f, k] : formats) by_format += fmt::format("{}{} {}", by_format.empty() ? "" : ", ", k, f);
+    *out += fmt::format("{} ranks ({}), {} of traces; ranks with import issues follow (--all-ranks lists every rank)\n",
+                        job.ranks.size(), by_format, FormatBytes(static_cast<int64_t>(bytes)));
+  }
+  size_t listed = 0;
   for (const RankAnalysis& a : job.ranks) {
     const model::RankTrace& r = *a.trace;
+    if (!every && (r.stats.total() == 0 || ++listed > opt.max_rows)) continue;
     std::string dev = r.devices.empty() ? "" : r.devices.front().name;
     *out += fmt::format("rank {:<4} {:<8} {:>10}  {} GPU activities, {} host events{}{}  {}\n",
                         r.rank, r.format, FormatBytes(static_cast<int64_t>(r.input_bytes)),
@@ -94,8 +169,11 @@ void TimeSection(std::string* out, const JobAnalysis& job, const TextOptions& op
   }
   *out += fmt::format("{:<10} {:>11} {:>9} {:>12} {:>8} {:>10} {:>13}\n", "rank", "span",
                       "compute", "non-compute", "idle", "overlap", "exposed comm");
-  for (const RankAnalysis& a : job.ranks)
-    BreakdownRow(out, fmt::format("{}", a.trace->rank), a.time.total);
+  const RankRows rows = ChooseRankRows(
+      job, opt, "idle share", [&](size_t i) { return job.ranks[i].time.total.idle_pct(); },
+      [](double v) { return Pct(v); });
+  for (size_t i : rows.shown) BreakdownRow(out, fmt::format("{}", job.ranks[i].trace->rank), job.ranks[i].time.total);
+  *out += rows.distribution;
   *out += "  compute: only compute kernels running (with or without others); non-compute: only\n"
           "  communication/memory; overlap: share of communication time with compute beside it.\n";
 
@@ -253,11 +331,17 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     }
     *out += fmt::format("\n{:<6} {:>14} {:>12} {:>8} {:>14}\n", "rank", "in collectives",
                         "waiting", "wait %", "arrived last");
-    for (const auto& r : c.ranks)
-      *out += fmt::format("{:<6} {:>14} {:>12} {:>7.1f}% {:>14}\n", r.rank,
-                          FormatDuration(r.in_collectives), FormatDuration(r.waiting),
-                          r.in_collectives ? 100.0 * r.waiting / r.in_collectives : 0.0,
-                          r.last_arrivals);
+    auto wait_pct = [&](size_t i) {
+      const analysis::RankWait& r = c.ranks[i];
+      return r.in_collectives ? 100.0 * static_cast<double>(r.waiting) / static_cast<double>(r.in_collectives) : 0.0;
+    };
+    const RankRows rows = ChooseRankRows(job, opt, "wait share", wait_pct, [](double v) { return Pct(v); });
+    for (size_t i : rows.shown) {
+      const analysis::RankWait& r = c.ranks[i];
+      *out += fmt::format("{:<6} {:>14} {:>12} {:>7.1f}% {:>14}\n", r.rank, FormatDuration(r.in_collectives),
+                          FormatDuration(r.waiting), wait_pct(i), r.last_arrivals);
+    }
+    *out += rows.distribution;
     *out += "  skew: spread of a collective's GPU start across ranks; waiting: time a rank's\n"
             "  collective ran before the last rank joined it.\n";
   }
@@ -271,9 +355,15 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
   if (trace.clock.applied) {
     *out += "\nclocks aligned from matched collectives (offset against rank " + std::to_string(trace.ranks[0].rank) +
             ", error bound):\n";
-    for (const model::ClockOffset& o : trace.clock.ranks)
+    const RankRows rows = ChooseRankRows(
+        job, opt, "offset", [&](size_t i) { return static_cast<double>(trace.clock.ranks[i].offset); },
+        [](double v) { return FormatDuration(static_cast<model::TimeNs>(v)); });
+    for (size_t i : rows.shown) {
+      const model::ClockOffset& o = trace.clock.ranks[i];
       *out += fmt::format("  rank {:<4} {:<20} {:>12} +- {}\n", o.rank, Cut(o.host, 20), FormatDuration(o.offset),
                           o.bound < 0 ? std::string("(not linked)") : FormatDuration(o.bound));
+    }
+    *out += rows.distribution;
   }
   for (const std::string& n : trace.clock.notes) *out += "  clock: " + n + "\n";
   if (!x.stragglers.empty()) {
@@ -444,34 +534,6 @@ std::string_view SectionHeading(std::string_view section) {
   return section;
 }
 
-// |text| cut into lines of at most |width| at spaces, the first after |first|, the rest
-// after |indent|.
-std::string Wrap(std::string_view text, std::string_view first, std::string_view indent, size_t width) {
-  std::string out(first);
-  size_t line = first.size();
-  bool line_empty = true;
-  while (!text.empty()) {
-    const size_t space = text.find(' ');
-    const std::string_view word = text.substr(0, space);
-    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
-    if (word.empty()) continue;
-    if (!line_empty && line + 1 + word.size() > width) {
-      out += '\n';
-      out += indent;
-      line = indent.size();
-      line_empty = true;
-    }
-    if (!line_empty) {
-      out += ' ';
-      ++line;
-    }
-    out += word;
-    line += word.size();
-    line_empty = false;
-  }
-  return out + '\n';
-}
-
 // What was analyzed, in two or three lines: the ranks (and the missing ones), the steps,
 // and how the clocks were checked when that changed what the report compares.
 void JobSection(std::string* out, const model::Trace& trace, const analysis::JobAnalysis& job) {
@@ -516,7 +578,7 @@ std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
   std::string out;
   JobSection(&out, trace, job);
   FindingsSection(&out, job);
-  Inputs(&out, trace, job);
+  Inputs(&out, trace, job, options);
   TimeSection(&out, job, options);
   KernelSection(&out, job, options);
   IdleSection(&out, job, options);
