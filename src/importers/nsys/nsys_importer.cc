@@ -93,7 +93,9 @@ constexpr size_t kDenseCacheProcesses = 16;
 // entry by entry, so a bound keeps the decoding linear in the file's size.
 constexpr size_t kMaxSchemaEntries = 256;
 
-bool FitsInt32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+// A 32-bit id, signed or not: CUPTI's are unsigned (a sync marker's stream 0xFFFFFFFF is
+// "none", -1 once cast); the model keeps them as int32.
+bool Fits32Bits(int64_t v) { return v >= INT32_MIN && v <= UINT32_MAX; }
 
 // Why a time column was not used (ExportReader::Time).
 constexpr std::string_view kNotATime = "is not a time (not an integer, or beyond 2^62 ns)";
@@ -286,7 +288,7 @@ class ExportReader {
       Process* p = makes_ranks ? FindOrAdd(PidOf(s.Int(5))) : Find(PidOf(s.Int(5)));
       Activity a;
       if (!p || !RowTimes(p, s, table, n, &a.start, &a.end)) return;
-      if (!FitsInt32(s.Int(2)) || !FitsInt32(s.Int(3))) {
+      if (!Fits32Bits(s.Int(2)) || !Fits32Bits(s.Int(3))) {
         p->rank.stats.Count(ImportIssue::kBadRecord, n,
                             std::string(table) + " row whose deviceId or streamId is out of range");
         return;
@@ -461,7 +463,7 @@ class ExportReader {
     }));
     return ForEachRow("TARGET_INFO_GPU", "SELECT id, name, smCount, totalMemory FROM TARGET_INFO_GPU",
                       [&](const Statement& s, uint64_t n) {
-                        if (!FitsInt32(s.Int(0)) || !FitsInt32(s.Int(2))) {
+                        if (!Fits32Bits(s.Int(0)) || !Fits32Bits(s.Int(2))) {
                           export_stats_.Count(ImportIssue::kBadRecord, n,
                                               "TARGET_INFO_GPU row whose id or smCount is out of range");
                           return;

@@ -63,6 +63,12 @@ TEST_P(RealExport, TablesMatchTheSqlite) {
   EXPECT_EQ(Count(r, model::ActivityKind::kMemcpy), QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
   EXPECT_EQ(Count(r, model::ActivityKind::kMemset), QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET"));
   EXPECT_EQ(static_cast<int64_t>(r.host.size()), QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"));
+  // Sync markers too, those of no stream (0xFFFFFFFF, kept as -1) among them.
+  EXPECT_EQ(Count(r, model::ActivityKind::kSync),
+            QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"));
+  EXPECT_EQ(std::count(r.gpu.stream.begin(), r.gpu.stream.end(), -1),
+            QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE streamId = 4294967295"));
+  EXPECT_EQ(r.stats.total(), 0u);
   // Every NCCL call with a payload is one communication row with its size and group.
   size_t from_payload = 0;
   for (size_t i = 0; i < r.comms.size(); ++i) {
