@@ -42,17 +42,6 @@ void ExportStrings::Add(int64_t id, std::string_view value) {
   else sparse_[id] = span;
 }
 
-std::string_view ExportStrings::Get(int64_t id) const {
-  const Span* span = nullptr;
-  if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
-    span = &dense_[static_cast<size_t>(id)];
-  } else if (auto it = sparse_.find(id); it != sparse_.end()) {
-    span = &it->second;
-  }
-  if (!span || !span->present) return {};
-  return std::string_view(text_).substr(span->start, span->length);
-}
-
 model::StringId InternCache::Intern(const ExportStrings& strings, int64_t id, model::StringPool* pool) {
   if (dense_ && id >= 0 && static_cast<uint64_t>(id) < strings.dense_size()) {
     if (by_index_.empty()) by_index_.resize(strings.dense_size(), 0);

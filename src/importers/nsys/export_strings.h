@@ -27,7 +27,16 @@ class ExportStrings {
   // Reads StringIds; a row without an integer id is counted in |stats| and left out.
   [[nodiscard]] Status Load(const Database& db, model::ImportStats* stats);
   // The string, or empty for an unknown id.
-  std::string_view Get(int64_t id) const;
+  std::string_view Get(int64_t id) const {
+    const Span* span = nullptr;
+    if (id >= 0 && static_cast<uint64_t>(id) < dense_.size()) {
+      span = &dense_[static_cast<size_t>(id)];
+    } else if (auto it = sparse_.find(id); it != sparse_.end()) {
+      span = &it->second;
+    }
+    if (!span || !span->present) return {};
+    return std::string_view(text_).substr(span->start, span->length);
+  }
   // Ids below this index a vector (InternCache sizes its own by it).
   size_t dense_size() const { return dense_.size(); }
 

@@ -175,8 +175,9 @@ class ExportReader {
  private:
   // Column |c| as Unix-epoch ns: false when it is not an integer or the time is beyond
   // +-2^62 ns (model::TimeInRange) once the session start is added.
-  bool Time(const Statement& s, int c, TimeNs* out) const {
-    return s.IsInt(c) && !__builtin_add_overflow(base_, s.Int(c), out) && model::TimeInRange(*out);
+  bool Time(const Statement& s, int c, TimeNs* out) const { return s.IsInt(c) && Epoch(s.Int(c), out); }
+  bool Epoch(int64_t ts, TimeNs* out) const {
+    return !__builtin_add_overflow(base_, ts, out) && model::TimeInRange(*out);
   }
 
   Process* Find(int64_t pid) {
@@ -260,11 +261,12 @@ class ExportReader {
 
   // A row's start and end (columns 0 and 1), counted when unusable.
   bool RowTimes(Process* p, const Statement& s, std::string_view table, uint64_t n, TimeNs* start, TimeNs* end) {
-    if (s.IsNull(0) || s.IsNull(1)) {
+    const bool integers = s.IsInt(0) && s.IsInt(1);  // one type look-up per column on the usual path
+    if (!integers && (s.IsNull(0) || s.IsNull(1))) {
       p->rank.stats.Count(ImportIssue::kMissingTime, n, std::string(table) + " row without start or end");
       return false;
     }
-    if (!Time(s, 0, start) || !Time(s, 1, end)) {
+    if (!integers || !Epoch(s.Int(0), start) || !Epoch(s.Int(1), end)) {
       p->rank.stats.Count(ImportIssue::kMissingTime, n,
                           std::string(table) + " row whose start or end " + std::string(kNotATime));
       return false;

@@ -81,7 +81,8 @@ Database::Database(sqlite3* db, std::string name, std::unique_ptr<Guard> guard)
     : db_(db), name_(std::move(name)), guard_(std::move(guard)) {}
 
 Database::Database(Database&& other) noexcept
-    : db_(other.db_), name_(std::move(other.name_)), guard_(std::move(other.guard_)) {
+    : db_(other.db_), name_(std::move(other.name_)), guard_(std::move(other.guard_)),
+      objects_(std::move(other.objects_)) {
   other.db_ = nullptr;
 }
 
@@ -126,17 +127,39 @@ Database::~Database() {
   if (db_) sqlite3_close(db_);
 }
 
+namespace {
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+}  // namespace
+
+Status Database::ListSchema() const {
+  auto objects = std::make_unique<std::unordered_map<std::string, Object>>();
+  COMMLENS_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main'"));
+  for (;;) {
+    COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
+    if (!row) break;
+    (*objects)[AsciiLower(s.Text(0))].type = std::string(s.Text(1));
+  }
+  objects_ = std::move(objects);
+  return OkStatus();
+}
+
 Result<bool> Database::HasTable(std::string_view table) const {
-  // Names resolve without regard to case in SQLite, so the check does too.
-  COMMLENS_ASSIGN_OR_RETURN(
-      Statement kind, Prepare("SELECT type FROM pragma_table_list WHERE schema = 'main' AND name = ?1 COLLATE NOCASE"));
-  sqlite3_bind_text(kind.stmt_, 1, table.data(), static_cast<int>(table.size()), SQLITE_TRANSIENT);
-  COMMLENS_ASSIGN_OR_RETURN(bool found, kind.Next());
-  if (!found) return false;
-  const std::string type(kind.Text(0));
+  if (!objects_) COMMLENS_RETURN_IF_ERROR(ListSchema());
+  auto it = objects_->find(AsciiLower(table));
+  if (it == objects_->end()) return false;
+  Object& object = it->second;
   const std::string what = name_ + ": " + std::string(table);
-  if (type != "table")
-    return Error(what + " is a " + type + ", not a table: commlens reads only the tables nsys writes (a crafted export?)");
+  if (object.type != "table")
+    return Error(what + " is a " + object.type +
+                 ", not a table: commlens reads only the tables nsys writes (a crafted export?)");
+  if (object.checked) return true;
   // hidden: 2 and 3 are generated columns, computed by SQL the file defines.
   COMMLENS_ASSIGN_OR_RETURN(Statement computed,
                             Prepare("SELECT name FROM pragma_table_xinfo(?1) WHERE hidden != 0 LIMIT 1"));
@@ -145,6 +168,7 @@ Result<bool> Database::HasTable(std::string_view table) const {
   if (has_computed)
     return Error(what + " has a computed column (" + std::string(computed.Text(0)) +
                  "): commlens reads only the tables nsys writes (a crafted export?)");
+  object.checked = true;
   return true;
 }
 

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "common/status.h"
 
@@ -82,7 +83,8 @@ class Database {
 
   const std::string& name() const { return name_; }
   // Whether the export has |table|: false when nothing of that name exists; an error,
-  // naming the file and the table, when it is not a plain table of stored columns.
+  // naming the file and the table, when it is not a plain table of stored columns. The
+  // schema is listed once and each table checked once (the file does not change).
   [[nodiscard]] Result<bool> HasTable(std::string_view table) const;
   bool HasColumn(std::string_view table, std::string_view column) const;
   [[nodiscard]] Result<Statement> Prepare(std::string_view sql) const;
@@ -92,10 +94,18 @@ class Database {
 
  private:
   struct Guard;  // the step budget, at a fixed address for SQLite's progress handler
+  struct Object {
+    std::string type;      // "table", "view", "virtual", "shadow"
+    bool checked = false;  // a table whose columns were found all stored
+  };
   Database(sqlite3* db, std::string name, std::unique_ptr<Guard> guard);
+  Status ListSchema() const;
+
   sqlite3* db_;
   std::string name_;
   std::unique_ptr<Guard> guard_;
+  // The schema's tables and views by name in lower case (SQLite's names ignore ASCII case).
+  mutable std::unique_ptr<std::unordered_map<std::string, Object>> objects_;
 };
 
 }  // namespace commlens::importers::nsys
