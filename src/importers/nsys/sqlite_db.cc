@@ -31,6 +31,14 @@ constexpr struct {
     {SQLITE_DBCONFIG_DQS_DDL, 0},
 };
 
+// SQLite's names ignore ASCII case.
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 }  // namespace
 
 struct Database::Guard {
@@ -126,17 +134,6 @@ Result<Database> Database::Open(const std::string& path, const std::string& name
 Database::~Database() {
   if (db_) sqlite3_close(db_);
 }
-
-namespace {
-
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
-}  // namespace
 
 Status Database::ListSchema() const {
   auto objects = std::make_unique<std::unordered_map<std::string, Object>>();
