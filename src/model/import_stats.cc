@@ -32,6 +32,14 @@ void ImportStats::Restore(ImportIssue issue, uint64_t count, std::vector<Example
   examples_[static_cast<size_t>(issue)] = std::move(examples);
 }
 
+void ImportStats::Merge(const ImportStats& other) {
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    counts_[i] += other.counts_[i];
+    for (const Example& e : other.examples_[i])
+      if (examples_[i].size() < kExamplesPerIssue) examples_[i].push_back(e);
+  }
+}
+
 uint64_t ImportStats::total() const {
   uint64_t t = 0;
   for (uint64_t c : counts_) t += c;

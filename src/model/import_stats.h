@@ -47,6 +47,8 @@ class ImportStats {
   // Puts back what was counted in another process (model/rank_trace_codec.h): the total
   // and the examples kept, replacing this kind's.
   void Restore(ImportIssue issue, uint64_t count, std::vector<Example> examples);
+  // Adds what |other| counted (an importer's file-wide issues given to one of its ranks).
+  void Merge(const ImportStats& other);
   uint64_t count(ImportIssue issue) const { return counts_[static_cast<size_t>(issue)]; }
   uint64_t total() const;
   const std::vector<Example>& examples(ImportIssue issue) const {

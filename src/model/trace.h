@@ -25,6 +25,11 @@ namespace commlens::model {
 using TimeNs = int64_t;
 constexpr uint32_t kNoIndex = UINT32_MAX;
 constexpr TimeNs kNoTime = INT64_MIN;
+// Times beyond +-2^62 ns (146 years from the epoch) come from no clock: the difference of
+// two such times would overflow in the analyses, so an importer counts such an event as
+// bad instead of storing it.
+constexpr TimeNs kTimeLimit = TimeNs{1} << 62;
+constexpr bool TimeInRange(TimeNs t) { return t > -kTimeLimit && t < kTimeLimit; }
 
 // Process and thread ids as the source gives them (Linux ids fit in 32 bits); -1 when the
 // source has none or gives a name instead of a number.

@@ -14,6 +14,7 @@
 #include "common/file.h"
 #include "common/strings.h"
 #include "importers/common/chunked_source.h"
+#include "importers/nsys/export_strings.h"
 #include "importers/nsys/nccl_calls.h"
 #include "importers/nsys/nvtx_payload.h"
 #include "importers/nsys/sqlite_db.h"
@@ -42,6 +43,11 @@ constexpr int64_t kNvtxPushPop = 59;
 constexpr int64_t kNvtxStartEnd = 60;
 constexpr int64_t kNvtxDomainCreate = 75;
 
+// A gzipped export inflates to at most this many times its size, plus kInflateSlack: real
+// exports shrink 3 to 5 times, and a gzip bomb (up to 1000 times) must not fill $TMPDIR.
+constexpr uint64_t kMaxInflateRatio = 100;
+constexpr uint64_t kInflateSlack = 64 << 20;
+
 // A gzipped export is inflated into a temporary file SQLite can open, removed afterwards.
 class TempCopy {
  public:
@@ -62,9 +68,13 @@ class TempCopy {
     std::unique_ptr<FILE, int (*)(FILE*)> out(::fdopen(fd, "wb"), &std::fclose);
     if (!out) return Error(source + ": cannot write the temporary file " + path_);
     std::vector<char> buf(1 << 20);
+    const uint64_t limit = in.file_bytes() * kMaxInflateRatio + kInflateSlack;
     for (;;) {
       COMMLENS_ASSIGN_OR_RETURN(size_t n, in.Read(buf.data(), buf.size()));
       if (n == 0) break;
+      if (in.decoded_bytes() > limit)
+        return Error(source + ": inflates to more than " + std::to_string(limit) + " bytes (" +
+                     std::to_string(kMaxInflateRatio) + " times its size, plus 64 MiB): not an export nsys wrote");
       if (std::fwrite(buf.data(), 1, n, out.get()) != n)
         return Error(source + ": cannot write the inflated copy to " + path_ + " (disk full? set TMPDIR)");
     }
@@ -76,50 +86,39 @@ class TempCopy {
   std::string path_;
 };
 
-// The export's string table (StringIds), indexed by id.
-class ExportStrings {
- public:
-  Status Load(const Database& db) {
-    COMMLENS_ASSIGN_OR_RETURN(Statement s, db.Prepare("SELECT id, value FROM StringIds"));
-    for (;;) {
-      COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
-      if (!row) break;
-      int64_t id = s.Int(0);
-      if (id < 0 || id > (int64_t{1} << 31)) continue;
-      if (static_cast<size_t>(id) >= offsets_.size()) offsets_.resize(static_cast<size_t>(id) + 1, {0, 0});
-      std::string_view v = s.Text(1);
-      offsets_[static_cast<size_t>(id)] = {static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(v.size()) + 1};
-      text_.append(v);
-    }
-    return OkStatus();
-  }
-  // The string, or empty for an unknown id.
-  std::string_view Get(int64_t id) const {
-    if (id < 0 || static_cast<size_t>(id) >= offsets_.size() || offsets_[id].second == 0) return {};
-    return std::string_view(text_).substr(offsets_[id].first, offsets_[id].second - 1);
-  }
-  size_t size() const { return offsets_.size(); }
+// Processes given a vector cache of the string table (InternCache); the others, of which
+// a real export has none (it profiles a node's ranks and their launcher), get a map.
+constexpr size_t kDenseCacheProcesses = 16;
+// Entries of one NVTX payload schema: NCCL's have up to 8. Each range's payload is decoded
+// entry by entry, so a bound keeps the decoding linear in the file's size.
+constexpr size_t kMaxSchemaEntries = 256;
 
- private:
-  std::string text_;
-  std::vector<std::pair<uint32_t, uint32_t>> offsets_;  // (start, length + 1); 0: none
-};
+// A 32-bit id, signed or not: CUPTI's are unsigned (a sync marker's stream 0xFFFFFFFF is
+// "none", -1 once cast); the model keeps them as int32.
+bool Fits32Bits(int64_t v) { return v >= INT32_MIN && v <= UINT32_MAX; }
+
+// Why a time column was not used (ExportReader::Time).
+constexpr std::string_view kNotATime = "is not a time (not an integer, or beyond 2^62 ns)";
 
 // One profiled process becoming one rank.
 struct Process {
+  explicit Process(int64_t id, bool dense_cache) : pid(id), strings(dense_cache) {}
   int64_t pid = 0;
   model::RankTrace rank;
-  std::vector<uint32_t> interned;  // export string id -> pool id + 1 (0: not yet)
+  nsys::InternCache strings;
   std::vector<nsys::NcclRange> nccl;
   std::map<int64_t, model::StringId> domain_names;  // NVTX domain id -> its name in the pool
 
-  model::StringId Intern(const ExportStrings& strings, int64_t id) {
-    if (id < 0 || static_cast<size_t>(id) >= strings.size()) return rank.strings.Intern("");
-    if (interned.size() < strings.size()) interned.resize(strings.size(), 0);
-    uint32_t& slot = interned[static_cast<size_t>(id)];
-    if (slot == 0) slot = rank.strings.Intern(strings.Get(id)).value + 1;
-    return model::StringId{slot - 1};
+  model::StringId Intern(const nsys::ExportStrings& table, int64_t id) {
+    return strings.Intern(table, id, &rank.strings);
   }
+};
+
+// The columns every CUPTI activity table shares, checked.
+struct Activity {
+  TimeNs start = 0, end = 0;
+  int32_t device = 0, stream = 0;
+  int64_t correlation = 0;
 };
 
 // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": nsys adds the API version to runtime
@@ -159,7 +158,7 @@ class ExportReader {
 
   Result<std::vector<model::RankTrace>> Read() {
     COMMLENS_RETURN_IF_ERROR(CheckExport());
-    COMMLENS_RETURN_IF_ERROR(strings_.Load(db_));
+    COMMLENS_RETURN_IF_ERROR(strings_.Load(db_, &export_stats_));
     COMMLENS_RETURN_IF_ERROR(ReadSession());
     COMMLENS_RETURN_IF_ERROR(ReadKernels());
     COMMLENS_RETURN_IF_ERROR(ReadCopies());
@@ -174,7 +173,12 @@ class ExportReader {
   }
 
  private:
-  TimeNs Time(int64_t ts) const { return base_ + ts; }
+  // Column |c| as Unix-epoch ns: false when it is not an integer or the time is beyond
+  // +-2^62 ns (model::TimeInRange) once the session start is added.
+  bool Time(const Statement& s, int c, TimeNs* out) const { return s.IsInt(c) && Epoch(s.Int(c), out); }
+  bool Epoch(int64_t ts, TimeNs* out) const {
+    return !__builtin_add_overflow(base_, ts, out) && model::TimeInRange(*out);
+  }
 
   Process* Find(int64_t pid) {
     auto it = processes_.find(pid);
@@ -182,15 +186,13 @@ class ExportReader {
   }
   Process* FindOrAdd(int64_t pid) {
     auto& p = processes_[pid];
-    if (!p) {
-      p = std::make_unique<Process>();
-      p->pid = pid;
-    }
+    if (!p) p = std::make_unique<Process>(pid, processes_.size() <= kDenseCacheProcesses);
     return p.get();
   }
 
   Status CheckExport() {
-    if (!db_.HasTable("META_DATA_EXPORT"))
+    COMMLENS_ASSIGN_OR_RETURN(bool has_meta, db_.HasTable("META_DATA_EXPORT"));
+    if (!has_meta)
       return Error(path_ + ": a SQLite database, but not an Nsight Systems export (no META_DATA_EXPORT table)");
     COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT name, value FROM META_DATA_EXPORT"));
     for (;;) {
@@ -213,13 +215,23 @@ class ExportReader {
   }
 
   Status ReadSession() {
-    if (db_.HasTable("TARGET_INFO_SESSION_START_TIME")) {
+    COMMLENS_ASSIGN_OR_RETURN(bool has_start, db_.HasTable("TARGET_INFO_SESSION_START_TIME"));
+    if (has_start) {
       COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"));
       COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
-      if (row && !s.IsNull(0)) base_ = s.Int(0);
+      if (row && !s.IsNull(0)) {
+        // A Unix time before 2^62 ns (the year 2116); anything else is not a clock.
+        if (s.IsInt(0) && s.Int(0) >= 0 && s.Int(0) < model::kTimeLimit) {
+          base_ = s.Int(0);
+        } else {
+          notes_.push_back("the session start time in the export (" + std::string(s.Text(0)) +
+                           ") is not a Unix time in ns");
+        }
+      }
     }
     if (base_ == 0) notes_.push_back("no session start time in the export: times are nsys session times, not Unix time");
-    if (db_.HasTable("TARGET_INFO_SYSTEM_ENV")) {
+    COMMLENS_ASSIGN_OR_RETURN(bool has_env, db_.HasTable("TARGET_INFO_SYSTEM_ENV"));
+    if (has_env) {
       COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV"));
       for (;;) {
         COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
@@ -236,7 +248,8 @@ class ExportReader {
   // with no memset has no memset table).
   template <typename Row>
   Status ForEachRow(std::string_view table, const std::string& sql, Row&& row_fn) {
-    if (!db_.HasTable(table)) return OkStatus();
+    COMMLENS_ASSIGN_OR_RETURN(bool has, db_.HasTable(table));
+    if (!has) return OkStatus();
     COMMLENS_ASSIGN_OR_RETURN(Statement s, db_.Prepare(sql));
     for (uint64_t n = 0;; ++n) {
       COMMLENS_ASSIGN_OR_RETURN(bool row, s.Next());
@@ -246,13 +259,19 @@ class ExportReader {
     return OkStatus();
   }
 
-  // A GPU row's times, counted when unusable.
-  bool GoodTimes(Process* p, const Statement& s, std::string_view table, uint64_t n) {
-    if (s.IsNull(0) || s.IsNull(1)) {
+  // A row's start and end (columns 0 and 1), counted when unusable.
+  bool RowTimes(Process* p, const Statement& s, std::string_view table, uint64_t n, TimeNs* start, TimeNs* end) {
+    const bool integers = s.IsInt(0) && s.IsInt(1);  // one type look-up per column on the usual path
+    if (!integers && (s.IsNull(0) || s.IsNull(1))) {
       p->rank.stats.Count(ImportIssue::kMissingTime, n, std::string(table) + " row without start or end");
       return false;
     }
-    if (s.Int(1) < s.Int(0)) {
+    if (!integers || !Epoch(s.Int(0), start) || !Epoch(s.Int(1), end)) {
+      p->rank.stats.Count(ImportIssue::kMissingTime, n,
+                          std::string(table) + " row whose start or end " + std::string(kNotATime));
+      return false;
+    }
+    if (*end < *start) {
       p->rank.stats.Count(ImportIssue::kNegativeDuration, n, std::string(table) + " row ends before it starts");
       return false;
     }
@@ -269,54 +288,72 @@ class ExportReader {
                             " FROM " + std::string(table);
     return ForEachRow(table, sql, [&](const Statement& s, uint64_t n) {
       Process* p = makes_ranks ? FindOrAdd(PidOf(s.Int(5))) : Find(PidOf(s.Int(5)));
-      if (p && GoodTimes(p, s, table, n)) row_fn(p, s);
+      Activity a;
+      if (!p || !RowTimes(p, s, table, n, &a.start, &a.end)) return;
+      if (!Fits32Bits(s.Int(2)) || !Fits32Bits(s.Int(3))) {
+        p->rank.stats.Count(ImportIssue::kBadRecord, n,
+                            std::string(table) + " row whose deviceId or streamId is out of range");
+        return;
+      }
+      a.device = static_cast<int32_t>(s.Int(2));
+      a.stream = static_cast<int32_t>(s.Int(3));
+      a.correlation = s.Int(4);
+      row_fn(p, s, a);
     });
   }
 
-  // The GPU row of an activity table's row (ReadActivities' shared columns).
-  uint32_t AppendActivity(Process* p, const Statement& s, model::StringId name, ActivityKind kind) {
-    return p->rank.gpu.Append(Time(s.Int(0)), Time(s.Int(1)), name, static_cast<int32_t>(s.Int(2)),
-                              static_cast<int32_t>(s.Int(3)), s.Int(4), kind);
+  // The GPU row of an activity table's row.
+  uint32_t AppendActivity(Process* p, const Activity& a, model::StringId name, ActivityKind kind) {
+    return p->rank.gpu.Append(a.start, a.end, name, a.device, a.stream, a.correlation, kind);
   }
 
   Status ReadKernels() {
     const bool demangled = db_.HasColumn("CUPTI_ACTIVITY_KIND_KERNEL", "demangledName");
     return ReadActivities("CUPTI_ACTIVITY_KIND_KERNEL", demangled ? "demangledName, shortName" : "shortName, shortName",
-                          true, [&](Process* p, const Statement& s) {
+                          true, [&](Process* p, const Statement& s, const Activity& a) {
                             const int64_t name_id = s.IsNull(6) ? s.Int(7) : s.Int(6);
-                            AppendActivity(p, s, p->Intern(strings_, name_id), ActivityKind::kKernel);
+                            AppendActivity(p, a, p->Intern(strings_, name_id), ActivityKind::kKernel);
                           });
   }
 
   Status ReadCopies() {
-    return ReadActivities("CUPTI_ACTIVITY_KIND_MEMCPY", "bytes, copyKind", true, [&](Process* p, const Statement& s) {
-      model::CopyKind copy;
-      const std::string_view name = CopyName(s.Int(7), &copy);
-      const uint32_t row = AppendActivity(p, s, p->rank.strings.Intern(name), ActivityKind::kMemcpy);
-      p->rank.gpu.copy[row] = copy;
-      p->rank.gpu.bytes[row] = s.Int(6);
-    });
+    return ReadActivities("CUPTI_ACTIVITY_KIND_MEMCPY", "bytes, copyKind", true,
+                          [&](Process* p, const Statement& s, const Activity& a) {
+                            model::CopyKind copy;
+                            const std::string_view name = CopyName(s.Int(7), &copy);
+                            const uint32_t row =
+                                AppendActivity(p, a, p->rank.strings.Intern(name), ActivityKind::kMemcpy);
+                            p->rank.gpu.copy[row] = copy;
+                            p->rank.gpu.bytes[row] = s.Int(6);
+                          });
   }
 
   Status ReadSets() {
-    return ReadActivities("CUPTI_ACTIVITY_KIND_MEMSET", "bytes", true, [&](Process* p, const Statement& s) {
-      const uint32_t row = AppendActivity(p, s, p->rank.strings.Intern("Memset"), ActivityKind::kMemset);
-      p->rank.gpu.bytes[row] = s.Int(6);
-    });
+    return ReadActivities("CUPTI_ACTIVITY_KIND_MEMSET", "bytes", true,
+                          [&](Process* p, const Statement& s, const Activity& a) {
+                            const uint32_t row =
+                                AppendActivity(p, a, p->rank.strings.Intern("Memset"), ActivityKind::kMemset);
+                            p->rank.gpu.bytes[row] = s.Int(6);
+                          });
   }
 
   Status ReadSyncs() {
-    return ReadActivities("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "syncType", false, [&](Process* p, const Statement& s) {
-      AppendActivity(p, s, p->rank.strings.Intern(SyncName(s.Int(6))), ActivityKind::kSync);
-    });
+    return ReadActivities("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "syncType", false,
+                          [&](Process* p, const Statement& s, const Activity& a) {
+                            AppendActivity(p, a, p->rank.strings.Intern(SyncName(s.Int(6))), ActivityKind::kSync);
+                          });
   }
 
   Status ReadPayloadSchemas() {
     COMMLENS_RETURN_IF_ERROR(ForEachRow(
         "NVTX_PAYLOAD_SCHEMA_ENTRIES", "SELECT domainId, schemaId, type, name, offset FROM NVTX_PAYLOAD_SCHEMA_ENTRIES ORDER BY domainId, schemaId, idx",
-        [&](const Statement& s, uint64_t) {
-          schemas_.AddEntry(s.Int(0), static_cast<uint64_t>(s.Int(1)),
-                            {std::string(s.Text(3)), static_cast<uint64_t>(s.Int(2)), static_cast<uint64_t>(s.Int(4))});
+        [&](const Statement& s, uint64_t n) {
+          if (!schemas_.AddEntry(s.Int(0), static_cast<uint64_t>(s.Int(1)),
+                                 {std::string(s.Text(3)), static_cast<uint64_t>(s.Int(2)), static_cast<uint64_t>(s.Int(4))},
+                                 kMaxSchemaEntries))
+            export_stats_.Count(ImportIssue::kBadRecord, n,
+                                "NVTX_PAYLOAD_SCHEMA_ENTRIES: more than " + std::to_string(kMaxSchemaEntries) +
+                                    " entries in schema " + std::to_string(s.Int(1)));
         }));
     COMMLENS_RETURN_IF_ERROR(ForEachRow("NVTX_PAYLOAD_ENUMS", "SELECT domainId, schemaId, size FROM NVTX_PAYLOAD_ENUMS",
                                         [&](const Statement& s, uint64_t) {
@@ -331,7 +368,8 @@ class ExportReader {
   }
 
   Status ReadNvtx() {
-    if (!db_.HasTable("NVTX_EVENTS")) return OkStatus();
+    COMMLENS_ASSIGN_OR_RETURN(bool has, db_.HasTable("NVTX_EVENTS"));
+    if (!has) return OkStatus();
     const bool blobs = db_.HasColumn("NVTX_EVENTS", "binaryData");
     // Domains first: their ids name the ranges' domains ("NCCL").
     COMMLENS_RETURN_IF_ERROR(ForEachRow("NVTX_EVENTS",
@@ -360,8 +398,12 @@ class ExportReader {
         p->rank.stats.Count(ImportIssue::kMissingTime, n, "NVTX range that never ended");
         return;
       }
-      const TimeNs start = Time(s.Int(0));
-      const TimeNs end = mark ? start : Time(s.Int(1));
+      TimeNs start = 0, end = 0;
+      if (!Time(s, 0, &start) || (!mark && !Time(s, 1, &end))) {
+        p->rank.stats.Count(ImportIssue::kMissingTime, n, "NVTX event whose start or end " + std::string(kNotATime));
+        return;
+      }
+      if (mark) end = start;
       if (end < start) {
         p->rank.stats.Count(ImportIssue::kNegativeDuration, n, "NVTX range ends before it starts");
         return;
@@ -403,10 +445,11 @@ class ExportReader {
                           ++skipped_rows_;
                           return;
                         }
-                        if (!GoodTimes(p, s, "CUDA API", n)) return;
+                        TimeNs start = 0, end = 0;
+                        if (!RowTimes(p, s, "CUDA API", n, &start, &end)) return;
                         int64_t id = s.Int(4);
                         model::StringId name = p->rank.strings.Intern(WithoutVersionSuffix(strings_.Get(id)));
-                        p->rank.host.Append(Time(s.Int(0)), Time(s.Int(1)), name, p->pid, TidOf(gtid), s.Int(3),
+                        p->rank.host.Append(start, end, name, p->pid, TidOf(gtid), s.Int(3),
                                             s.Int(5) == 1 ? HostKind::kDriver : HostKind::kRuntime);
                       });
   }
@@ -420,9 +463,13 @@ class ExportReader {
         p->rank.threads.push_back({static_cast<model::ThreadId>(p->pid), model::ToThreadId(TidOf(s.Int(0))),
                                    std::string(strings_.Get(s.Int(1)))});
     }));
-    if (!db_.HasTable("TARGET_INFO_GPU")) return OkStatus();
     return ForEachRow("TARGET_INFO_GPU", "SELECT id, name, smCount, totalMemory FROM TARGET_INFO_GPU",
-                      [&](const Statement& s, uint64_t) {
+                      [&](const Statement& s, uint64_t n) {
+                        if (!Fits32Bits(s.Int(0)) || !Fits32Bits(s.Int(2))) {
+                          export_stats_.Count(ImportIssue::kBadRecord, n,
+                                              "TARGET_INFO_GPU row whose id or smCount is out of range");
+                          return;
+                        }
                         gpus_.push_back({static_cast<int>(s.Int(0)), std::string(s.Text(1)), static_cast<int>(s.Int(2)), s.Int(3)});
                       });
   }
@@ -432,7 +479,9 @@ class ExportReader {
   // Units come from the bracket of a metric's name ("SMs Active [Throughput %]": %); clock
   // frequencies named "[MHz]" are stored by nsys in Hz and converted.
   Status ReadGpuMetrics() {
-    if (!db_.HasTable("GPU_METRICS") || !db_.HasTable("TARGET_INFO_GPU_METRICS")) return OkStatus();
+    COMMLENS_ASSIGN_OR_RETURN(bool has_metrics, db_.HasTable("GPU_METRICS"));
+    COMMLENS_ASSIGN_OR_RETURN(bool has_names, db_.HasTable("TARGET_INFO_GPU_METRICS"));
+    if (!has_metrics || !has_names) return OkStatus();
     std::map<std::pair<int64_t, int64_t>, std::string> names;
     COMMLENS_RETURN_IF_ERROR(ForEachRow("TARGET_INFO_GPU_METRICS", "SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS",
                                         [&](const Statement& s, uint64_t) { names[{s.Int(0), s.Int(1)}] = std::string(s.Text(2)); }));
@@ -446,7 +495,7 @@ class ExportReader {
     };
     std::map<std::pair<int64_t, int64_t>, Target> targets;
     return ForEachRow("GPU_METRICS", "SELECT timestamp, typeId, metricId, value FROM GPU_METRICS ORDER BY timestamp",
-                      [&](const Statement& s, uint64_t) {
+                      [&](const Statement& s, uint64_t n) {
                         const std::pair<int64_t, int64_t> key{s.Int(1), s.Int(2)};
                         auto [it, added] = targets.emplace(key, Target{});
                         if (added) {
@@ -477,8 +526,14 @@ class ExportReader {
                         }
                         const Target& t = it->second;
                         if (!t.rank) return;
+                        TimeNs time = 0;
+                        if (!Time(s, 0, &time)) {
+                          t.rank->stats.Count(ImportIssue::kMissingTime, n,
+                                              "GPU_METRICS sample whose timestamp " + std::string(kNotATime));
+                          return;
+                        }
                         model::CounterSeries& series = t.rank->counters[t.index];
-                        series.time.push_back(Time(s.Int(0)));
+                        series.time.push_back(time);
                         series.value.push_back(static_cast<double>(s.Int(3)) * t.scale);
                       });
   }
@@ -542,8 +597,11 @@ class ExportReader {
                           "re-export with `nsys export --type sqlite --include-blobs=true`");
       for (const auto& gpu : gpus_)
         if (std::find(r.gpu.device.begin(), r.gpu.device.end(), gpu.id) != r.gpu.device.end()) r.devices.push_back(gpu);
-      if (skipped_rows_ > 0 && &r == &ranks.front()->rank)
-        r.notes.push_back(std::to_string(skipped_rows_) + " NVTX/CUDA API rows of processes that ran no GPU work were left out");
+      if (&r == &ranks.front()->rank) {  // what concerns the whole file, once
+        if (skipped_rows_ > 0)
+          r.notes.push_back(std::to_string(skipped_rows_) + " NVTX/CUDA API rows of processes that ran no GPU work were left out");
+        r.stats.Merge(export_stats_);
+      }
       out.push_back(std::move(r));
     }
     return out;
@@ -555,7 +613,8 @@ class ExportReader {
   TimeNs base_ = 0;
   std::string hostname_, environment_;
   std::vector<std::string> notes_;
-  ExportStrings strings_;
+  model::ImportStats export_stats_;  // rows of tables shared by every process, given to the first rank
+  nsys::ExportStrings strings_;
   nsys::PayloadSchemas schemas_;
   std::map<int64_t, std::string> domains_;
   std::map<int64_t, std::unique_ptr<Process>> processes_;

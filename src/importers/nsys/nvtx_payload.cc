@@ -35,8 +35,11 @@ int64_t LoadInteger(const char* p, size_t size, bool is_signed) {
 
 }  // namespace
 
-void PayloadSchemas::AddEntry(int64_t domain, uint64_t schema, PayloadEntry entry) {
-  schemas_[{domain, schema}].push_back(std::move(entry));
+bool PayloadSchemas::AddEntry(int64_t domain, uint64_t schema, PayloadEntry entry, size_t max_entries) {
+  std::vector<PayloadEntry>& entries = schemas_[{domain, schema}];
+  if (entries.size() >= max_entries) return false;
+  entries.push_back(std::move(entry));
+  return true;
 }
 
 void PayloadSchemas::AddEnum(int64_t domain, uint64_t schema, uint64_t size) {

@@ -40,7 +40,8 @@ struct PayloadEnum {
 // The schemas and enums of one export, keyed by (domain, schema id).
 class PayloadSchemas {
  public:
-  void AddEntry(int64_t domain, uint64_t schema, PayloadEntry entry);
+  // Adds |entry| to its schema unless the schema has |max_entries| already (false then).
+  bool AddEntry(int64_t domain, uint64_t schema, PayloadEntry entry, size_t max_entries = SIZE_MAX);
   void AddEnum(int64_t domain, uint64_t schema, uint64_t size);
   void AddEnumValue(int64_t domain, uint64_t schema, int64_t value, std::string name);
   bool empty() const { return schemas_.empty(); }

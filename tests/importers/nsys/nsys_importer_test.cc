@@ -18,55 +18,18 @@
 #include "importers/nsys/nsys_importer.h"
 #include "importers/registry.h"
 #include "importers/trace_loader.h"
+#include "nsys_test_util.h"
 
 namespace commlens::importers {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSamples = std::string(COMMLENS_SOURCE_DIR) + "/examples/traces/nsys-1gpu/";
-
-// A scratch folder removed with the object.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::string t = (fs::temp_directory_path() / "commlens-nsys-test-XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~ScratchDir() { fs::remove_all(path); }
-};
-
-// The sample's SQLite, inflated into |dir|.
-std::string Inflate(const std::string& gz, const fs::path& dir, const std::string& name) {
-  gzFile in = gzopen(gz.c_str(), "rb");
-  EXPECT_NE(in, nullptr) << gz;
-  const std::string out_path = (dir / name).string();
-  std::ofstream out(out_path, std::ios::binary);
-  char buf[1 << 16];
-  for (int n; (n = gzread(in, buf, sizeof buf)) > 0;) out.write(buf, n);
-  gzclose(in);
-  return out_path;
-}
-
-// One integer from a query on the export, straight through SQLite.
-int64_t QueryInt(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
-  sqlite3_finalize(s);
-  sqlite3_close(db);
-  return v;
-}
-
-void Exec(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-  sqlite3_close(db);
-}
+using nsys_test::Exec;
+using nsys_test::Inflate;
+using nsys_test::kSamples;
+using nsys_test::QueryInt;
+using nsys_test::ScratchDir;
 
 // NCCL collective and p2p calls in the export, by name, that carry a payload.
 const char* kNcclCallsSql =
@@ -100,6 +63,12 @@ TEST_P(RealExport, TablesMatchTheSqlite) {
   EXPECT_EQ(Count(r, model::ActivityKind::kMemcpy), QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
   EXPECT_EQ(Count(r, model::ActivityKind::kMemset), QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET"));
   EXPECT_EQ(static_cast<int64_t>(r.host.size()), QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"));
+  // Sync markers too, those of no stream (0xFFFFFFFF, kept as -1) among them.
+  EXPECT_EQ(Count(r, model::ActivityKind::kSync),
+            QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"));
+  EXPECT_EQ(std::count(r.gpu.stream.begin(), r.gpu.stream.end(), -1),
+            QueryInt(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE streamId = 4294967295"));
+  EXPECT_EQ(r.stats.total(), 0u);
   // Every NCCL call with a payload is one communication row with its size and group.
   size_t from_payload = 0;
   for (size_t i = 0; i < r.comms.size(); ++i) {
@@ -451,62 +420,6 @@ TEST_F(BadExport, LockedDatabase) {
   EXPECT_NE(msg.find("locked"), std::string::npos) << msg;
 }
 
-TEST_F(BadExport, ReportWithoutNsys) {
-  const std::string path = (dir.path / "rank1.nsys-rep").string();
-  std::ofstream(path) << "not really a report";
-  const char* old_path = getenv("PATH");
-  const std::string saved = old_path ? old_path : "";
-  setenv("PATH", dir.path.c_str(), 1);
-  unsetenv("NSYS_HOME");
-  const std::string msg = Import(path);
-  setenv("PATH", saved.c_str(), 1);
-  EXPECT_NE(msg.find(path), std::string::npos) << msg;
-  EXPECT_NE(msg.find("found no nsys"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("nsys export --type sqlite"), std::string::npos) << msg;
-}
-
-// A report (.nsys-rep) is exported by the nsys found on PATH, with the arguments that
-// work with Nsight Systems 2025.3 (checked on the GPU machine), and the export is kept
-// beside the report: the next load reads it without running nsys. The nsys here is a
-// stand-in script that logs its arguments and writes a real export where --output says.
-TEST_F(BadExport, ReportIsExportedOnceAndCached) {
-  const std::string real = Inflate(kSamples + "moe/rank0.sqlite.gz", dir.path, "real.sqlite.src");
-  const fs::path bin = dir.path / "bin";
-  fs::create_directories(bin);
-  const std::string log = (dir.path / "nsys.log").string();
-  {
-    std::ofstream script(bin / "nsys");
-    script << "#!/bin/sh\necho \"$@\" >> " << log << "\nout=\"\"\n"
-           << "while [ $# -gt 0 ]; do [ \"$1\" = --output ] && out=$2; shift; done\n"
-           << "cp " << real << " \"$out\"\n";
-  }
-  fs::permissions(bin / "nsys", fs::perms::owner_all);
-  const fs::path jobdir = dir.path / "job";
-  fs::create_directories(jobdir);
-  const std::string report = (jobdir / "rank0.nsys-rep").string();
-  std::ofstream(report) << "report";
-  const std::string saved = getenv("PATH") ? getenv("PATH") : "";
-  setenv("PATH", (bin.string() + ":" + saved).c_str(), 1);
-  unsetenv("NSYS_HOME");
-  auto first = LoadTrace({jobdir.string()}, {});
-  auto second = LoadTrace({jobdir.string()}, {});
-  setenv("PATH", saved.c_str(), 1);
-  ASSERT_TRUE(first.ok()) << first.status().message();
-  ASSERT_TRUE(second.ok()) << second.status().message();
-  EXPECT_TRUE(fs::exists(jobdir / "rank0.sqlite"));
-  std::ifstream in(log);
-  std::string line, all;
-  int runs = 0;
-  while (std::getline(in, line)) ++runs, all += line;
-  EXPECT_EQ(runs, 1);  // the second load read the cached export
-  EXPECT_NE(all.find("export --type sqlite --include-blobs=true"), std::string::npos) << all;
-  bool exported = false;
-  for (const std::string& n : first.value().ranks[0].notes) exported |= n.find("exported with") != std::string::npos;
-  EXPECT_TRUE(exported);
-  EXPECT_EQ(second.value().ranks[0].path, (jobdir / "rank0.sqlite").string());
-  EXPECT_EQ(first.value().ranks[0].gpu.size(), second.value().ranks[0].gpu.size());
-}
-
 // A folder with one good export and one damaged one: the good rank loads, the bad file
 // is a failure with its message.
 TEST_F(BadExport, OtherRanksStillLoad) {
@@ -519,16 +432,6 @@ TEST_F(BadExport, OtherRanksStillLoad) {
   EXPECT_EQ(t.value().ranks[0].path, good);
   ASSERT_EQ(t.value().failures.size(), 1u);
   EXPECT_EQ(t.value().failures[0].path, bad);
-}
-
-// A folder holding a report and its export reads the export once (the report is its source).
-TEST_F(BadExport, ReportBesideItsExportReadsTheExport) {
-  Inflate(kSamples + "moe/rank0.sqlite.gz", dir.path, "rank0.sqlite");
-  std::ofstream((dir.path / "rank0.nsys-rep").string()) << "report";
-  auto files = ExpandInputs({dir.path.string()});
-  ASSERT_TRUE(files.ok());
-  ASSERT_EQ(files.value().size(), 1u);
-  EXPECT_EQ(fs::path(files.value()[0]).filename(), "rank0.sqlite");
 }
 
 }  // namespace
