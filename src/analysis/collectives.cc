@@ -197,7 +197,7 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
       const model::TimeNs d = m.end[j] - m.start[j];
       const model::TimeNs waited = std::clamp<model::TimeNs>(last - m.start[j], 0, d);
       if (!message) ++w.matched;
-      w.in_collectives += d;
+      w.in_collectives = SaturatingAdd(w.in_collectives, d);
       w.waiting += waited;
       if (m.kind[k] == model::MatchKind::kP2p &&
           trace.ranks[m.rank_index[j]].comms.op[m.row[j]] == model::CommOp::kRecv) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "common/saturating.h"
+
 namespace commlens::analysis {
 
 std::string_view GapKindName(GapKind k) {
@@ -57,7 +59,7 @@ std::vector<StreamIdle> ComputeIdleGaps(const model::RankTrace& rank,
     model::TimeNs prev_end = model::kNoTime;
     uint32_t prev = 0;
     for (uint32_t i : list) {
-      s.busy += g.end[i] - g.start[i];
+      s.busy = SaturatingAdd(s.busy, g.end[i] - g.start[i]);
       if (prev_end != model::kNoTime && g.start[i] > prev_end) {
         model::TimeNs len = g.start[i] - prev_end;
         GapKind kind;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analysis/intervals.h"
+#include "common/saturating.h"
 
 namespace commlens::analysis {
 
@@ -75,12 +76,12 @@ KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
     model::TimeNs d = g.end[i] - g.start[i];
     int c = static_cast<int>(g.cls[i]);
     if (c >= static_cast<int>(out.class_total.size())) continue;  // unclassified: FinishRank was not run
-    out.class_total[c] += d;
+    out.class_total[c] = SaturatingAdd(out.class_total[c], d);  // times up to 2^62 import (nsys_fuzzer)
     if (c < 3) by_class[c].push_back({g.start[i], g.end[i]});
     Acc& a = acc[g.name[i].value];
     a.cls = g.cls[i];
     ++a.n;
-    a.total += d;
+    a.total = SaturatingAdd(a.total, d);
     a.min = std::min(a.min, d);
     a.max = std::max(a.max, d);
     a.sum_sq += static_cast<double>(d) * d;
