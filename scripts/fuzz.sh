@@ -6,6 +6,7 @@
 # prints its executions, peak memory and final coverage (libFuzzer's cov/ft/corp).
 #   scripts/fuzz.sh [SECONDS]      # CI: 20; the recorded campaign: 1800 (docs/reliability.md)
 #   FUZZ_TARGETS="kineto_fuzzer" scripts/fuzz.sh 1800   # only these targets
+#   FUZZ_RUNS=10000000 scripts/fuzz.sh 86400           # stop each at 10 M executions (the campaign)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -25,7 +26,7 @@ for t in $targets; do
   mkdir -p "$work" "$crashes"
   cp -n fuzz/corpus/"$name"/* "$work"/ 2>/dev/null || true
   echo "fuzz: $t for ${seconds}s"
-  if ! build-fuzz/fuzz/"$t" "$work" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  if ! build-fuzz/fuzz/"$t" "$work" -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -max_len=65536 -timeout=10 \
       -rss_limit_mb=2048 -artifact_prefix="$crashes/" -print_final_stats=1 \
       > "build-fuzz/$t.log" 2>&1; then
     echo "fuzz: $t FAILED; see build-fuzz/$t.log and $crashes/"

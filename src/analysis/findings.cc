@@ -118,7 +118,7 @@ void PartialJob(const FindingsInput& in, std::vector<Finding>* out) {
                   fmt::format("The job is partial: {} of its {} ranks have no trace here (rank{} {}); the cross-rank "
                               "findings cover the {} present, and the collectives they share with a missing rank have "
                               "no transfer time.",
-                              t.missing_ranks.size(), t.world_size, t.missing_ranks.size() == 1 ? "" : "s",
+                              t.missing_count, t.world_size, t.missing_count == 1 ? "" : "s",
                               RankList(t.missing_ranks), t.ranks.size()),
                   "inputs", 0.0, true});
 }

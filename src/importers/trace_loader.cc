@@ -219,7 +219,10 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
   for (auto& [rank, m] : owner) trace.ranks.push_back(std::move(imported[at[m].first].ranks[at[m].second]));
   // Ranks the stated world size has and no input holds.
   for (const model::RankTrace& r : trace.ranks) trace.world_size = std::max(trace.world_size, r.world_size);
-  for (int r = 0; r < trace.world_size; ++r)
+  int64_t present = 0;
+  for (const auto& [r, m] : owner) present += r < trace.world_size;
+  trace.missing_count = trace.world_size - present;
+  for (int r = 0; r < trace.world_size && trace.missing_ranks.size() < model::Trace::kMissingListed; ++r)
     if (!owner.count(r)) trace.missing_ranks.push_back(r);
   passes::FinishJob(&trace, {options.align});
 

@@ -368,9 +368,12 @@ struct Trace {
   std::vector<FileError> failures;   // files that could not be read at all
   std::vector<std::string> warnings; // job-level notes (duplicate ranks, ...)
   // The world size the traces state (the largest), and the ranks below it that no input
-  // holds: the cross-rank findings then cover part of the job.
+  // holds: the cross-rank findings then cover part of the job. A trace can claim any
+  // world size, so the ranks are listed up to kMissingListed, and counted.
+  static constexpr size_t kMissingListed = 1024;
   int world_size = 0;
-  std::vector<int> missing_ranks;
+  int64_t missing_count = 0;
+  std::vector<int> missing_ranks;  // the first kMissingListed of them, in order
   // What the nodes' samples files (recorder/sampler) say of the sampling itself, as
   // "<file>: <note>": read costs per device, slow NVML calls, devices gone or back, the
   // sampler's statistics. Kept apart from |warnings|: a node says a dozen of them, so the

@@ -461,7 +461,8 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
     doc["step_choice"] = std::move(chosen);
   }
   doc["world_size"] = trace.world_size;
-  doc["missing_ranks"] = trace.missing_ranks;
+  doc["missing_ranks"] = trace.missing_ranks;  // the first 1,024
+  doc["missing_count"] = trace.missing_count;
   model::TimeNs span = 0;
   for (const auto& a : job.ranks) span += a.time.total.span;
   doc["kernel_breakdown"] = KernelsJson(job.kernels, span);

@@ -545,7 +545,7 @@ void JobSection(std::string* out, const model::Trace& trace, const analysis::Job
   *out += trace.missing_ranks.empty()
               ? fmt::format("{} rank{}", trace.ranks.size(), trace.ranks.size() == 1 ? "" : "s")
               : fmt::format("{} of {} ranks (no trace of rank{} {})", trace.ranks.size(), trace.world_size,
-                            trace.missing_ranks.size() == 1 ? "" : "s", Cut(missing, 60));
+                            trace.missing_count == 1 ? "" : "s", Cut(missing, 60));
   if (!(hosts.size() == 1 && hosts.begin()->empty()))
     *out += fmt::format(" on {} host{}", hosts.size(), hosts.size() == 1 ? "" : "s");
   const analysis::StepNoise& n = job.cross_rank.noise;
