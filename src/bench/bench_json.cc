@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -113,11 +116,37 @@ class Reader {
       Fail(fmt::format("missing field '{}{}'", where, key));
       return T{};
     }
-    try {
-      return it->get<T>();
-    } catch (const json::exception&) {
-      Fail(fmt::format("field '{}{}' has the wrong type", where, key));
-      return T{};
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // nlohmann casts a float or an integer out of T's range without a check (a float
+      // beyond it is undefined behaviour; found by bench_fuzzer): check here.
+      bool fits = false;
+      T value{};
+      if (it->is_number_float()) {
+        const double d = it->template get<double>();
+        fits = d == std::trunc(d) && d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+               d < std::ldexp(1.0, std::numeric_limits<T>::digits);
+        if (fits) value = static_cast<T>(d);
+      } else if (it->is_number_unsigned()) {
+        const uint64_t u = it->template get<uint64_t>();
+        fits = u <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+        if (fits) value = static_cast<T>(u);
+      } else if (it->is_number_integer()) {
+        const int64_t v = it->template get<int64_t>();
+        fits = std::in_range<T>(v);
+        if (fits) value = static_cast<T>(v);
+      } else {
+        Fail(fmt::format("field '{}{}' has the wrong type", where, key));
+        return T{};
+      }
+      if (!fits) Fail(fmt::format("field '{}{}' is out of range", where, key));
+      return value;
+    } else {
+      try {
+        return it->template get<T>();
+      } catch (const json::exception&) {
+        Fail(fmt::format("field '{}{}' has the wrong type", where, key));
+        return T{};
+      }
     }
   }
   const json& Object(const json& obj, const char* key, const std::string& where) {

@@ -67,6 +67,25 @@ TEST(BenchJson, ErrorsNameTheSourceAndField) {
             std::string::npos);
 }
 
+// Integers out of their field's range are errors, not casts: a float of 5e69 for a count
+// was undefined behaviour inside nlohmann (found by bench_fuzzer), 2^40 for an int wrapped.
+TEST(BenchJson, IntegersOutOfRangeAreErrors) {
+  for (const nlohmann::json& bad : {nlohmann::json(5.12556e69), nlohmann::json(1099511627776), nlohmann::json(2.5),
+                                    nlohmann::json(-1e300)}) {
+    nlohmann::json j = nlohmann::json::parse(BenchReportToJson(testing::SampleReport(nullptr)));
+    j["machine"]["nranks"] = bad;
+    Result<BenchReport> r = ParseBenchReport(j.dump(), "x");
+    ASSERT_FALSE(r.ok()) << bad.dump();
+    EXPECT_NE(r.status().message().find("machine.nranks' is out of range"), std::string::npos) << r.status().message();
+  }
+  // A whole number written as a float reads as that number.
+  nlohmann::json j = nlohmann::json::parse(BenchReportToJson(testing::SampleReport(nullptr)));
+  j["machine"]["nranks"] = 4.0;
+  Result<BenchReport> r = ParseBenchReport(j.dump(), "x");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->run.nranks, 4);
+}
+
 TEST(BenchJson, FileRoundTrip) {
   std::string path = (std::filesystem::temp_directory_path() / "commlens_bench_json_test.json");
   BenchReport report = testing::SampleReport(nullptr);
