@@ -1,8 +1,8 @@
-// analyze's hang finding without host events (cli/host_lookup.h): a stopped rank's file is
+// analyze's hang finding without host events (distributed/host_lookup.h): a stopped rank's file is
 // read again and asked at the others' moment moved back onto the file's clock. With every
 // rank on its own clock (--align collectives moves the stopped rank by microseconds) the
 // report must be the whole model's, word for word.
-#include "cli/host_lookup.h"
+#include "distributed/host_lookup.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
 
-namespace commlens::cli {
+namespace commlens::distributed {
 namespace {
 
 std::string Report(const std::string& sample, bool drop) {
@@ -93,4 +93,4 @@ TEST(HostLookup, AFileThatChangedIsNotAsked) {
 }
 
 }  // namespace
-}  // namespace commlens::cli
+}  // namespace commlens::distributed

@@ -1,8 +1,8 @@
-#include "cli/host_lookup.h"
+#include "distributed/host_lookup.h"
 
 #include "importers/registry.h"
 
-namespace commlens::cli {
+namespace commlens::distributed {
 
 std::string HostEventsAgain::DoingAt(const std::string& path, uint32_t part, uint64_t input_bytes,
                                      model::TimeNs file_time) {
@@ -31,4 +31,4 @@ analysis::DoingAtLookup DoingAtFromFiles(const model::Trace& trace) {
   return [&trace, again](size_t r, model::TimeNs t) { return again->DoingAt(trace, r, t); };
 }
 
-}  // namespace commlens::cli
+}  // namespace commlens::distributed

@@ -2,6 +2,8 @@
 // question left for them, what a rank that stopped was doing when the others went on
 // (analysis::DoingAt, the hang finding), is answered from the rank's file, read again:
 // rare (a hang's stopped ranks only) and exact (the same model as before the drop).
+// Where the file was imported: in the one process of `analyze`, or, under --mpi, in the
+// process that holds the rank (rank 0 asks it: rounds.h).
 #pragma once
 
 #include <memory>
@@ -11,7 +13,7 @@
 #include "analysis/cross_rank.h"
 #include "model/trace.h"
 
-namespace commlens::cli {
+namespace commlens::distributed {
 
 // Rank |part| of a file read again; the last file read is kept (a hang asks about its
 // stopped ranks in turn, often the same one).
@@ -36,4 +38,4 @@ model::TimeNs FileTime(const model::Trace& trace, size_t rank_index, model::Time
 // analysis::DoingAtLookup for a job loaded in this process.
 analysis::DoingAtLookup DoingAtFromFiles(const model::Trace& trace);
 
-}  // namespace commlens::cli
+}  // namespace commlens::distributed
