@@ -101,6 +101,8 @@ struct RankWait {
   // Messages received (p2p): time waiting for the matched send to start, and the rest.
   model::TimeNs recv_waiting = 0;
   model::TimeNs recv_transfer = 0;
+
+  model::TimeNs transferring() const { return in_collectives - waiting; }
 };
 
 struct CollectiveAnalysis {

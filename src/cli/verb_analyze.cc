@@ -65,10 +65,8 @@ int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const An
   if (!args.quiet && args.json_path != "-") {
     std::string out = report::AnalyzeToText(trace, job, args.text);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    uint64_t bytes = 0;
-    for (const auto& r : trace.ranks) bytes += r.input_bytes;
     out += fmt::format("\n{} ranks, {} of trace data analyzed in {:.2f} s\n", trace.ranks.size(),
-                       FormatBytes(static_cast<int64_t>(bytes)), secs);
+                       FormatBytes(static_cast<int64_t>(trace.InputBytes())), secs);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return ReportFailures(trace, "analyze");

@@ -150,47 +150,29 @@ void IdleSection(std::string* out, const JobAnalysis& job, const TextOptions& op
   Heading(out, "Idle gaps per stream");
   *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "rank", "stream",
                       "gaps", "idle", "host_wait", "kernel_wait", "other", "busy");
-  std::array<uint64_t, analysis::kGapBins> bins{};
-  std::array<model::TimeNs, analysis::kGapBins> bin_time{};
-  struct Longest {
-    int rank;
-    const analysis::StreamIdle* stream;
-    const analysis::Gap* gap;
-  };
-  std::vector<Longest> longest;
   size_t rows = 0;
   for (const RankAnalysis& a : job.ranks) {
     for (const auto& s : a.idle) {
-      uint64_t gaps = s.kind_count[0] + s.kind_count[1] + s.kind_count[2];
       if (rows++ < opt.max_rows)
         *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                            a.trace->rank, s.stream, gaps, FormatDuration(s.idle),
+                            a.trace->rank, s.stream, s.gaps(), FormatDuration(s.idle),
                             FormatDuration(s.kind_time[0]), FormatDuration(s.kind_time[1]),
                             FormatDuration(s.kind_time[2]), FormatDuration(s.busy));
-      for (int b = 0; b < analysis::kGapBins; ++b) {
-        bins[b] += s.bin_count[b];
-        bin_time[b] += s.bin_time[b];
-      }
-      for (const auto& g : s.longest) longest.push_back({a.trace->rank, &s, &g});
     }
   }
   if (rows > opt.max_rows) *out += fmt::format("... {} more streams\n", rows - opt.max_rows);
+  const analysis::JobIdle& idle = job.idle;
   *out += "\ngap length histogram (all ranks and streams):\n";
-  uint64_t max_count = *std::max_element(bins.begin(), bins.end());
+  const uint64_t max_count = *std::max_element(idle.bin_count.begin(), idle.bin_count.end());
   for (int b = 0; b < analysis::kGapBins; ++b) {
-    size_t bar = max_count ? static_cast<size_t>(40.0 * bins[b] / max_count) : 0;
-    *out += fmt::format("  {:>10} {:>8} {:>11}  {}\n", analysis::GapBinLabel(b), bins[b],
-                        FormatDuration(bin_time[b]), std::string(bar, '#'));
+    size_t bar = max_count ? static_cast<size_t>(40.0 * idle.bin_count[b] / max_count) : 0;
+    *out += fmt::format("  {:>10} {:>8} {:>11}  {}\n", analysis::GapBinLabel(b), idle.bin_count[b],
+                        FormatDuration(idle.bin_time[b]), std::string(bar, '#'));
   }
-  std::sort(longest.begin(), longest.end(),
-            [](const Longest& a, const Longest& b) { return a.gap->length > b.gap->length; });
   *out += "\nlongest gaps:\n";
-  for (size_t i = 0; i < longest.size() && i < 5; ++i) {
-    const Longest& l = longest[i];
-    *out += fmt::format("  rank {} stream {}: {} {} after {}\n", l.rank, l.stream->stream,
-                        FormatDuration(l.gap->length), analysis::GapKindName(l.gap->kind),
-                        Cut(l.gap->before, 70));
-  }
+  for (const analysis::JobIdle::RankGap& l : idle.longest)
+    *out += fmt::format("  rank {} stream {}: {} {} after {}\n", l.rank, l.stream, FormatDuration(l.gap.length),
+                        analysis::GapKindName(l.gap.kind), Cut(l.gap.before, 70));
 }
 
 void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
@@ -405,29 +387,12 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
             "  tx Gb/s: those bytes over the collectives' summed GPU time; of line: against the\n"
             "  summed line rate of the ports counted (? when a port's is unknown).\n";
   }
-  if (!c.gpu_metrics.empty()) {
-    struct Acc {
-      std::string unit;
-      size_t series = 0;
-      uint64_t samples = 0;
-      double sum = 0, min = 0, max = 0;
-    };
-    std::map<std::string, Acc> by_name;
-    for (const analysis::GpuMetric& m : c.gpu_metrics) {
-      Acc& a = by_name[m.name];
-      a.unit = m.unit;
-      a.min = a.series == 0 ? m.min : std::min(a.min, m.min);
-      a.max = a.series == 0 ? m.max : std::max(a.max, m.max);
-      a.sum += m.mean * static_cast<double>(m.samples);
-      a.samples += m.samples;
-      ++a.series;
-    }
+  if (!c.gpu_metric_totals.empty()) {
     *out += fmt::format("\n{:<44} {:<8} {:>7} {:>9} {:>12} {:>12} {:>12}\n", "GPU metric", "unit", "series",
                         "samples", "mean", "min", "max");
-    for (const auto& [name, a] : by_name)
-      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Cut(name, 44), Cut(a.unit, 8),
-                          a.series, a.samples, a.samples ? a.sum / static_cast<double>(a.samples) : 0.0, a.min,
-                          a.max);
+    for (const analysis::GpuMetricTotal& m : c.gpu_metric_totals)
+      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Cut(m.name, 44),
+                          Cut(m.unit, 8), m.series, m.samples, m.mean, m.min, m.max);
     *out += "  series: GPUs (and ranks) sampled; mean over all their samples.\n";
   }
 }
