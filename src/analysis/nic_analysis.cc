@@ -10,6 +10,10 @@
 
 namespace commlens::analysis {
 
+using model::BaseUnitOf;
+using model::CounterRates;
+using model::RatesOf;
+
 namespace {
 
 constexpr model::TimeNs kForever = std::numeric_limits<model::TimeNs>::max();

@@ -49,8 +49,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/counter_rates.h"
 #include "analysis/window.h"
+#include "model/counter_rates.h"
 #include "model/trace.h"
 
 namespace commlens::analysis {
@@ -176,6 +176,6 @@ CounterAnalysis AnalyzeCounters(const model::Trace& trace,
                                 const std::vector<std::vector<uint8_t>>& in_window);
 
 // Amount of |rates| in [from, to), each interval's amount spread evenly over it.
-double AmountBetween(const CounterRates& rates, model::TimeNs from, model::TimeNs to);
+double AmountBetween(const model::CounterRates& rates, model::TimeNs from, model::TimeNs to);
 
 }  // namespace commlens::analysis

@@ -36,8 +36,8 @@
 #include <thread>
 #include <vector>
 
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_writer.h"
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
 #include "recorder/nccl_profiler/abi/profiler_abi.h"
 #include "recorder/nccl_profiler/config.h"
 #include "recorder/nccl_profiler/context.h"

@@ -4,7 +4,7 @@
 #include <map>
 #include <tuple>
 
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 
 namespace commlens::report::html {
 
@@ -18,8 +18,8 @@ struct Source {
   std::string label;
 };
 
-bool IsBytes(const std::string& unit) { return analysis::BaseUnitOf(unit).unit == "bytes"; }
-bool IsPackets(const std::string& unit) { return analysis::BaseUnitOf(unit).unit == "packets"; }
+bool IsBytes(const std::string& unit) { return model::BaseUnitOf(unit).unit == "bytes"; }
+bool IsPackets(const std::string& unit) { return model::BaseUnitOf(unit).unit == "packets"; }
 
 std::string Label(const CounterSeries& s, const std::string& rank_label) {
   std::string l = rank_label;
@@ -79,11 +79,11 @@ std::vector<CounterChart> ResampleCounters(const model::Trace& trace, size_t bin
       if (s.cumulative) {
         // Amounts between samples in base units: wraps, resets, gaps and saturated
         // counters handled once, in analysis/counter_rates.
-        const analysis::CounterRates r = analysis::RatesOf(s);
+        const model::CounterRates r = model::RatesOf(s);
         for (size_t i = 0; i < r.size(); ++i) add(r.end[i], r.amount[i]);
         continue;
       }
-      const double factor = rate ? analysis::BaseUnitOf(s.unit).factor : 1.0;  // amounts per sample
+      const double factor = rate ? model::BaseUnitOf(s.unit).factor : 1.0;  // amounts per sample
       for (size_t i = 0; i < s.time.size(); ++i) add(s.time[i], s.value[i] * factor);
     }
     for (size_t k = 0; k < drawn; ++k) {

@@ -1,7 +1,10 @@
 // Who this process is in a multi-process job, read from the environment its launcher set.
 // One home for the rules: `commlens record` (which process starts the sampler, what the
-// files are called) and the NCCL profiler plugin (the rank in its trace) both call
-// DetectLaunchEnv, so they always agree.
+// files are called), the NCCL profiler plugin (the rank in its trace), `commlens bench`
+// (its place among the processes) and the Nsight Systems importer (the rank of a profiled
+// process, from the environment nsys recorded) all call DetectLaunchEnv, so they always
+// agree. A library of its own (commlens_launch_env) with nothing beyond the C++ library,
+// so the plugin links it.
 //
 // Launchers, in the order they are looked for; the first whose rank variable is set wins,
 // and every other field is then read from that launcher's own variables:
@@ -33,7 +36,7 @@
 #include <string_view>
 #include <vector>
 
-namespace commlens::recorder::launcher {
+namespace commlens::launch_env {
 
 enum class Launcher : uint8_t { kNone, kTorchrun, kOpenMpi, kMpich, kSlurm, kPmix };
 
@@ -66,4 +69,4 @@ int SlurmTasksOnNode(std::string_view tasks_per_node, int node);
 // "Open MPI rank 1 of 2 (local 1 of 2, node 0)", "no launcher (a single process)".
 std::string DescribeLaunchEnv(const LaunchEnv& env);
 
-}  // namespace commlens::recorder::launcher
+}  // namespace commlens::launch_env

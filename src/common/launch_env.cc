@@ -1,9 +1,9 @@
-#include "recorder/launcher/launcher_env.h"
+#include "common/launch_env.h"
 
 #include <charconv>
 #include <cstring>
 
-namespace commlens::recorder::launcher {
+namespace commlens::launch_env {
 
 namespace {
 
@@ -182,4 +182,4 @@ std::string DescribeLaunchEnv(const LaunchEnv& env) {
   return s;
 }
 
-}  // namespace commlens::recorder::launcher
+}  // namespace commlens::launch_env

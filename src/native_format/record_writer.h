@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/native_format/format.h"
+#include "native_format/format.h"
 
 namespace commlens::native_format {
 

@@ -1,10 +1,10 @@
 // Rates from cumulative counters: growth, wrap-around at a known width, resets, stuck
 // saturating counters, units of 4 bytes and KiB, gaps.
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 
 #include <gtest/gtest.h>
 
-namespace commlens::analysis {
+namespace commlens::model {
 namespace {
 
 constexpr model::TimeNs kMs = 1'000'000;
@@ -113,4 +113,4 @@ TEST(CounterRates, GaugesAndShortSeriesGiveNothing) {
 }
 
 }  // namespace
-}  // namespace commlens::analysis
+}  // namespace commlens::model

@@ -1,10 +1,10 @@
-#include "recorder/native_format/record_writer.h"
+#include "native_format/record_writer.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-#include "recorder/native_format/crc32.h"
+#include "native_format/crc32.h"
 
 namespace commlens::native_format {
 

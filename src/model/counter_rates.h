@@ -1,5 +1,7 @@
 // Rates from a cumulative counter series (NIC bytes and packets, NVLink KiB, GPU energy):
 // the amount moved between consecutive samples, in base units, and that amount per second.
+// What a counter's raw values mean, so it lives with the series: the analyses, the
+// exporters, the HTML report's charts and the recorder's live metrics all read rates here.
 //
 // Between two samples a counter of width w (CounterSeries::width_bits) may have:
 //  - grown: amount = new - old;
@@ -24,7 +26,7 @@
 
 #include "model/trace.h"
 
-namespace commlens::analysis {
+namespace commlens::model {
 
 // How a counter unit becomes a base unit: the base unit's name and the factor.
 struct BaseUnit {
@@ -61,4 +63,4 @@ struct CounterRates {
 // Rates of a cumulative series; a gauge (cumulative false) gives an empty result.
 CounterRates RatesOf(const model::CounterSeries& series, const RateOptions& options = {});
 
-}  // namespace commlens::analysis
+}  // namespace commlens::model

@@ -1,4 +1,4 @@
-#include "recorder/native_format/crc32.h"
+#include "native_format/crc32.h"
 
 #include <array>
 

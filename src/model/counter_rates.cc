@@ -1,9 +1,9 @@
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace commlens::analysis {
+namespace commlens::model {
 
 namespace {
 
@@ -86,4 +86,4 @@ CounterRates RatesOf(const model::CounterSeries& s, const RateOptions& options) 
   return r;
 }
 
-}  // namespace commlens::analysis
+}  // namespace commlens::model

@@ -1,9 +1,9 @@
-#include "recorder/native_format/record_reader.h"
+#include "native_format/record_reader.h"
 
 #include <algorithm>
 #include <bit>
 
-#include "recorder/native_format/crc32.h"
+#include "native_format/crc32.h"
 
 namespace commlens::native_format {
 

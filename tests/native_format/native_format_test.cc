@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "recorder/native_format/crc32.h"
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_reader.h"
-#include "recorder/native_format/record_writer.h"
+#include "native_format/crc32.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
+#include "native_format/record_writer.h"
 
 namespace commlens::native_format {
 namespace {
