@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "common/saturating.h"
+#include "model/bus_bandwidth.h"
 
 namespace commlens::analysis {
 

@@ -3,7 +3,7 @@
 // matches the k-th collective of a group on every rank.
 //
 // Bandwidth follows nccl-tests: bytes = max(send, recv) bytes of one rank,
-// algbw = bytes / time, busbw = algbw * factor(op, group size) (model/collective.h).
+// algbw = bytes / time, busbw = algbw * factor(op, group size) (model/bus_bandwidth.h).
 // A bucket's algbw is its total bytes over its total time (time-weighted mean). Two
 // times, named apart so they cannot be confused: the kernel time (what the GPU spent,
 // waiting for the last member included) and the transfer time (after the last member

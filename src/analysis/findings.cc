@@ -10,6 +10,7 @@
 
 #include "analysis/analyze.h"
 #include "common/units.h"
+#include "model/bus_bandwidth.h"
 #include "model/collective.h"
 
 namespace commlens::analysis {

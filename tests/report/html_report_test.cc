@@ -17,7 +17,7 @@
 
 #include "analysis/analyze.h"
 #include "importers/trace_loader.h"
-#include "report/html/counter_rates.h"
+#include "report/html/counter_charts.h"
 #include "report/html/html_report.h"
 #include "report/html/step_timeline.h"
 #include "common/sha256.h"

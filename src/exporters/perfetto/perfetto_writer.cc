@@ -12,6 +12,7 @@
 #include "common/json_writer.h"
 #include "common/output_file.h"
 #include "model/activity_class.h"
+#include "model/bus_bandwidth.h"
 #include "model/collective.h"
 
 namespace commlens::exporters {

@@ -6,7 +6,7 @@
 
 #include "model/activity_class.h"
 #include "model/collective.h"
-#include "report/html/counter_rates.h"
+#include "report/html/counter_charts.h"
 #include "report/html/step_timeline.h"
 #include "report/json_report.h"
 

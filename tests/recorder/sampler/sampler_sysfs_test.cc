@@ -10,9 +10,9 @@
 
 #include "model/counter_rates.h"
 #include "importers/native/native_importer.h"
-#include "recorder/sampler/counter_file.h"
+#include "recorder/sampler/counter_file_reader.h"
 #include "recorder/sampler/fake_nics.h"
-#include "recorder/sampler/nic_counters.h"
+#include "recorder/sampler/nic_counter_files.h"
 #include "recorder/sampler/sampler.h"
 
 namespace commlens::recorder::sampler {

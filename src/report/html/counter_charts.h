@@ -1,5 +1,9 @@
 // Counter series (NIC bytes and packets, GPU metrics) resampled into a fixed number of
 // time bins for the report's charts, so a chart costs the same however long the trace.
+// Drawing, not analysis: the bins are the page's resolution (HtmlReportOptions), and what
+// a raw counter amounts to between two readings (wraps, resets, gaps) is
+// model/counter_rates.h's; the analysis' own NIC and GPU numbers are in
+// analysis/nic_analysis.h.
 //
 // Amounts become rates: a cumulative series (raw counter values) contributes the
 // difference between consecutive samples (negative differences, counter resets, are

@@ -1,4 +1,4 @@
-#include "recorder/sampler/counter_file.h"
+#include "recorder/sampler/counter_file_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "report/html/counter_rates.h"
+#include "report/html/counter_charts.h"
 
 #include <algorithm>
 #include <map>
@@ -78,7 +78,7 @@ std::vector<CounterChart> ResampleCounters(const model::Trace& trace, size_t bin
       };
       if (s.cumulative) {
         // Amounts between samples in base units: wraps, resets, gaps and saturated
-        // counters handled once, in analysis/counter_rates.
+        // counters handled once, in model/counter_rates.
         const model::CounterRates r = model::RatesOf(s);
         for (size_t i = 0; i < r.size(); ++i) add(r.end[i], r.amount[i]);
         continue;

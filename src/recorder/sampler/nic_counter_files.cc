@@ -1,4 +1,4 @@
-#include "recorder/sampler/nic_counters.h"
+#include "recorder/sampler/nic_counter_files.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "importers/nsys/nsys_report.h"
+#include "importers/nsys/nsys_rep_export.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -172,7 +172,7 @@ class NoDestructor {
   alignas(T) unsigned char storage_[sizeof(T)];
 };
 
-// The one instance, defined in session.cc.
+// The one instance, defined in recording_session.cc.
 extern NoDestructor<Session> g_session;
 inline Session& TheSession() { return g_session.get(); }
 

@@ -1,4 +1,4 @@
-#include "recorder/nccl_profiler/session.h"
+#include "recorder/nccl_profiler/recording_session.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,6 @@
-// Which NIC counters the sampler reads, and what each one is: unit, width, whether it
-// wraps or saturates, and how often it is read. The facts come from the kernel drivers
+// Which files hold each NIC's counters (DiscoverNics finds them), and what each one is:
+// unit, width, whether it wraps or saturates, and how often it is read. The reading is
+// nic_source.h's, one open file per counter (counter_file_reader.h). The facts come from the kernel drivers
 // (shared/reference/nccl.md, Q7); docs/recorder.md ("Samplers") has the tables.
 //
 // Devices come from topo's sysfs discovery (topo/nic_discovery.h), through a root
@@ -19,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/sampler/counter_file.h"
+#include "recorder/sampler/counter_file_reader.h"
 #include "recorder/sampler/sample_buffer.h"
 
 namespace commlens::recorder::sampler {

@@ -1,4 +1,4 @@
-#include "bench/session.h"
+#include "bench/bench_session.h"
 
 #include <cstdio>
 #include <ctime>
