@@ -1,5 +1,5 @@
 // The benchmark's table: one entry per collective, supplying what the driver needs to
-// size, fill, verify and rate it (STYLE.md habit 10). The GPU side adds each entry's run
+// size, fill, verify and rate it, so one driver runs them all. The GPU side adds each entry's run
 // function (gpu/nccl_ops.h) keyed by the same CommOp; busbw factors come from
 // model/bus_bandwidth.h so the analyses and the benchmark share one definition.
 //

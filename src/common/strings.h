@@ -1,4 +1,5 @@
-// Small string helpers shared by every component (one copy, not one per file).
+// Small string helpers shared by every component, the NCCL profiler plugin included
+// (header only, nothing to link): one copy, not one per file.
 #pragma once
 
 #include <string_view>

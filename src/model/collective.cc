@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "common/strings.h"
+
 namespace commlens::model {
 
 namespace {
@@ -18,10 +20,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/strings.h"
 #include "recorder/launcher/output_names.h"
 #include "recorder/nccl_profiler/clock.h"
 
@@ -27,13 +28,6 @@ namespace nf = native_format;
 NoDestructor<Session> g_session;
 
 namespace {
-
-constexpr const char* kTraceSuffix = ".cltrace";
-
-bool EndsWith(const std::string& s, const char* suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
 
 // mkdir -p. True if |dir| exists as a directory afterwards.
 bool MakeDirs(const std::string& dir) {
@@ -159,12 +153,12 @@ void Session::RegisterExitHandler() {
 bool Session::OpenFile() {
   const std::string& out = cfg_.out;
   struct stat st;
-  const bool is_file = EndsWith(out, kTraceSuffix) || (stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
+  const std::string_view suffix = launcher::kTraceSuffix;
+  const bool is_file = EndsWith(out, suffix) || (stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
   if (is_file) {
     path_ = out;
-    if (session_number_ > 0 && EndsWith(out, kTraceSuffix))
-      path_ = out.substr(0, out.size() - std::strlen(kTraceSuffix)) + ".s" + std::to_string(session_number_) +
-              kTraceSuffix;
+    if (session_number_ > 0 && EndsWith(out, suffix))
+      path_ = out.substr(0, out.size() - suffix.size()) + ".s" + std::to_string(session_number_) + std::string(suffix);
   } else {
     if (!MakeDirs(out)) {
       Log(abi::kLogWarn, "commlens: cannot create output folder %s: %s", out.c_str(), std::strerror(errno));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "common/strings.h"
 #include "topo/nic_discovery.h"
 #include "topo/sysfs_root.h"
 
@@ -12,11 +13,6 @@ namespace nf = native_format;
 using nf::DeviceKind;
 
 namespace {
-
-bool EndsWith(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-bool StartsWith(std::string_view s, std::string_view head) { return s.substr(0, head.size()) == head; }
 
 template <size_t N>
 bool OneOf(std::string_view s, const std::array<std::string_view, N>& names) {
