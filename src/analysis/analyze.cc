@@ -1,5 +1,7 @@
 #include "analysis/analyze.h"
 
+#include <algorithm>
+
 #include "common/parallel_for.h"
 
 namespace commlens::analysis {
@@ -62,9 +64,26 @@ JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> rank
     for (const StepChoice::Step& c : job.step_choice.steps)
       if (c.number == s.number) s.left_out = c.left_out;
   std::vector<JobStepBreakdown> summarized;
-  for (const JobStepBreakdown* s : job.SummarizedSteps()) summarized.push_back(*s);
+  std::vector<const TimeBreakdown*> summary_parts;
+  for (const JobStepBreakdown* s : job.SummarizedSteps()) {
+    summarized.push_back(*s);
+    summary_parts.push_back(&s->mean);
+  }
+  const bool over_steps = !summary_parts.empty();
+  if (!over_steps)
+    for (const RankAnalysis& a : job.ranks) summary_parts.push_back(&a.time.total);
+  job.summary = SummarizeSteps(summary_parts, over_steps);
+  job.median_span_step = MedianSpanStep(job.steps);
   const StepNoise noise = MeasureStepNoise(summarized, times);
   job.kernels = MergeKernelBreakdowns(kernels, options.top_kernels);
+  std::vector<std::pair<int, const std::vector<StreamIdle>*>> idle;
+  for (const RankAnalysis& a : job.ranks) {
+    job.span_rank_time += a.time.total.span;
+    if (a.time.total.span > 0)
+      job.first_gpu_start = std::min(job.first_gpu_start.value_or(a.time.total.first_start), a.time.total.first_start);
+    idle.emplace_back(a.trace->rank, &a.idle);
+  }
+  job.idle = SumIdleGaps(idle, options.idle.longest);
   const Arrivals arrivals = ComputeArrivals(trace, in_window);
   job.bench = options.bench;
   job.collectives = AnalyzeCollectives(trace, in_window, arrivals, options.bench);

@@ -50,7 +50,13 @@ struct RankAnalysis {
 struct JobAnalysis {
   std::vector<RankAnalysis> ranks;  // same order as Trace::ranks
   std::vector<JobStepBreakdown> steps;  // per profiler step, mean over ranks
+  StepSummary summary;                  // the step the summary describes (over its steps)
+  int64_t median_span_step = -1;        // the typical step: MedianSpanStep of |steps|
+  // The earliest GPU activity of any rank's window (on the job's clock); unset without any.
+  std::optional<model::TimeNs> first_gpu_start;
   KernelBreakdown kernels;              // all ranks' kernels, merged by name
+  model::TimeNs span_rank_time = 0;     // the ranks' window spans summed: what |kernels|' states share
+  JobIdle idle;                         // every stream's idle gaps summed, the job's longest gaps
   CollectiveAnalysis collectives;
   CrossRankAnalysis cross_rank;         // stragglers and why, hangs, contention, pipeline
   CounterAnalysis counters;             // NIC ports, GPU metrics, wire against claimed bytes

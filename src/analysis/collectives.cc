@@ -6,10 +6,23 @@
 #include <unordered_map>
 
 #include "common/saturating.h"
+#include "model/bus_bandwidth.h"
 
 namespace commlens::analysis {
 
 using model::CommOp;
+
+uint64_t CollectiveAnalysis::untimed() const {
+  uint64_t n = 0;
+  for (const CollectiveBucket& b : buckets) n += b.untimed;
+  return n;
+}
+
+uint64_t CollectiveAnalysis::counted() const {
+  uint64_t n = 0;
+  for (const CollectiveBucket& b : buckets) n += b.count;
+  return n;
+}
 
 std::pair<int64_t, int64_t> SizeBucket(int64_t bytes) {
   if (bytes < 0) return {-1, -1};

@@ -3,7 +3,7 @@
 // matches the k-th collective of a group on every rank.
 //
 // Bandwidth follows nccl-tests: bytes = max(send, recv) bytes of one rank,
-// algbw = bytes / time, busbw = algbw * factor(op, group size) (model/collective.h).
+// algbw = bytes / time, busbw = algbw * factor(op, group size) (model/bus_bandwidth.h).
 // A bucket's algbw is its total bytes over its total time (time-weighted mean). Two
 // times, named apart so they cannot be confused: the kernel time (what the GPU spent,
 // waiting for the last member included) and the transfer time (after the last member
@@ -101,6 +101,11 @@ struct RankWait {
   // Messages received (p2p): time waiting for the matched send to start, and the rest.
   model::TimeNs recv_waiting = 0;
   model::TimeNs recv_transfer = 0;
+
+  model::TimeNs transferring() const { return in_collectives - waiting; }
+  double wait_pct() const {  // of the time in collectives; 0 without any
+    return in_collectives ? 100.0 * static_cast<double>(waiting) / static_cast<double>(in_collectives) : 0.0;
+  }
 };
 
 struct CollectiveAnalysis {
@@ -108,6 +113,9 @@ struct CollectiveAnalysis {
   std::vector<GroupSkew> groups;
   std::vector<RankWait> ranks;
   uint64_t operations = 0;
+
+  uint64_t untimed() const;  // operations without GPU timing, summed over buckets
+  uint64_t counted() const;  // operations in the buckets, timed or not
 };
 
 // |in_window[r]|: OpsInWindow of rank r; |arrivals|: ComputeArrivals over the same

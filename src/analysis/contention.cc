@@ -15,6 +15,7 @@
 #include "analysis/arrivals.h"
 #include "analysis/collectives.h"
 #include "analysis/cross_rank_parts.h"
+#include "model/bus_bandwidth.h"
 #include "model/collective.h"
 
 namespace commlens::analysis {

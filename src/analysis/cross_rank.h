@@ -182,7 +182,7 @@ std::string DoingAt(const model::RankTrace& r, model::TimeNs t);
 // DoingAt for a rank whose host events were dropped after import
 // (RankTrace::host_events_dropped): asked with the rank's index in Trace::ranks and a time
 // on the job's clock, it answers from the rank's whole model, read again from its file
-// (cli/host_lookup.h). Empty function: such ranks say nothing of what they did.
+// (distributed/host_lookup.h). Empty function: such ranks say nothing of what they did.
 using DoingAtLookup = std::function<std::string(size_t rank_index, model::TimeNs t)>;
 
 class StretchSource;

@@ -9,7 +9,9 @@
 #include <map>
 
 #include "analysis/analyze.h"
+#include "common/strings.h"
 #include "common/units.h"
+#include "model/bus_bandwidth.h"
 #include "model/collective.h"
 
 namespace commlens::analysis {
@@ -78,18 +80,8 @@ std::string GroupLabel(const JobAnalysis& job, const std::string& name) {
   return GroupName(name, "");
 }
 
-// "2, 3" or "4-63" or "0, 2, 5-7"
-std::string RankList(const std::vector<int>& sorted) {
-  std::string out;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
-    i = j + 1;
-    if (out.size() > 60 && i < sorted.size()) return out + ", ...";
-  }
-  return out;
-}
+// "2, 3" or "4-63" or "0, 2, 5-7", cut after 60 characters.
+std::string RankList(const std::vector<int>& sorted) { return NumberRanges(sorted, 60); }
 
 std::string Join(const std::vector<std::string>& items, size_t max) {
   std::string out;

@@ -95,4 +95,31 @@ std::vector<StreamIdle> ComputeIdleGaps(const model::RankTrace& rank,
   return out;
 }
 
+JobIdle SumIdleGaps(const std::vector<std::pair<int, const std::vector<StreamIdle>*>>& ranks, size_t longest) {
+  JobIdle out;
+  struct Ref {
+    int rank;
+    int32_t stream;
+    const Gap* gap;
+  };
+  std::vector<Ref> gaps;
+  for (const auto& [rank, streams] : ranks)
+    for (const StreamIdle& s : *streams) {
+      ++out.streams;
+      for (int b = 0; b < kGapBins; ++b) {
+        out.bin_count[b] += s.bin_count[b];
+        out.bin_time[b] += s.bin_time[b];
+      }
+      for (int k = 0; k < 3; ++k) {
+        out.kind_count[k] += s.kind_count[k];
+        out.kind_time[k] += s.kind_time[k];
+      }
+      for (const Gap& g : s.longest) gaps.push_back({rank, s.stream, &g});
+    }
+  std::sort(gaps.begin(), gaps.end(), [](const Ref& a, const Ref& b) { return a.gap->length > b.gap->length; });
+  for (size_t i = 0; i < gaps.size() && i < longest; ++i)
+    out.longest.push_back({gaps[i].rank, gaps[i].stream, *gaps[i].gap});
+  return out;
+}
+
 }  // namespace commlens::analysis

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/trace.h"
@@ -44,6 +45,10 @@ struct StreamIdle {
   std::array<uint64_t, kGapBins> bin_count{};
   std::array<model::TimeNs, kGapBins> bin_time{};
   std::vector<Gap> longest;  // longest first
+
+  uint64_t gaps() const { return kind_count[0] + kind_count[1] + kind_count[2]; }
+  // The share of the idle time that gaps of kind |k| take; 0 without idle time.
+  double KindShare(int k) const { return idle > 0 ? static_cast<double>(kind_time[k]) / idle : 0.0; }
 };
 
 struct IdleOptions {
@@ -54,5 +59,25 @@ struct IdleOptions {
 std::vector<StreamIdle> ComputeIdleGaps(const model::RankTrace& rank,
                                         const std::vector<uint32_t>& rows,
                                         const IdleOptions& options);
+
+// Every stream of every rank summed: the histogram by gap length, the gaps by kind, and
+// the job's longest gaps (of the streams' longest, the |longest| longest, longest first;
+// equal lengths in no set order).
+struct JobIdle {
+  struct RankGap {
+    int rank = 0;
+    int32_t stream = 0;
+    Gap gap;
+  };
+  size_t streams = 0;
+  std::array<uint64_t, kGapBins> bin_count{};
+  std::array<model::TimeNs, kGapBins> bin_time{};
+  std::array<uint64_t, 3> kind_count{};
+  std::array<model::TimeNs, 3> kind_time{};
+  std::vector<RankGap> longest;
+};
+
+// |ranks|: each rank's number and its streams (ComputeIdleGaps).
+JobIdle SumIdleGaps(const std::vector<std::pair<int, const std::vector<StreamIdle>*>>& ranks, size_t longest);
 
 }  // namespace commlens::analysis

@@ -109,6 +109,12 @@ KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,
   return out;
 }
 
+model::TimeNs KernelBreakdown::busy() const {
+  model::TimeNs sum = 0;
+  for (size_t b = 1; b < state_time.size(); ++b) sum = SaturatingAdd(sum, state_time[b]);
+  return sum;
+}
+
 model::TimeNs KernelBreakdown::rest_total() const {
   model::TimeNs rest = 0;
   for (size_t k = top_n; k < kernels.size(); ++k) rest += kernels[k].total;

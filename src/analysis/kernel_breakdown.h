@@ -40,7 +40,10 @@ struct KernelBreakdown {
     return std::span<const KernelStat>(kernels).first(std::min(top_n, kernels.size()));
   }
   uint64_t distinct_names() const { return kernels.size(); }
+  // The percentage of |span| that the classes |bits| ran (alone together); 0 without span.
+  double StatePct(uint8_t bits, model::TimeNs span) const { return span > 0 ? 100.0 * state_time[bits] / span : 0.0; }
   model::TimeNs rest_total() const;  // total of the kernels beyond top()
+  model::TimeNs busy() const;        // time any class ran: every state summed
 };
 
 KernelBreakdown ComputeKernelBreakdown(const model::RankTrace& rank,

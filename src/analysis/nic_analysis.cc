@@ -10,6 +10,10 @@
 
 namespace commlens::analysis {
 
+using model::BaseUnitOf;
+using model::CounterRates;
+using model::RatesOf;
+
 namespace {
 
 constexpr model::TimeNs kForever = std::numeric_limits<model::TimeNs>::max();
@@ -452,6 +456,31 @@ double AmountBetween(const CounterRates& r, model::TimeNs from, model::TimeNs to
   return amount;
 }
 
+std::vector<GpuMetricTotal> TotalGpuMetrics(const std::vector<GpuMetric>& metrics) {
+  struct Sum {
+    GpuMetricTotal total;
+    double weighted = 0;  // the series' means times their samples
+  };
+  std::map<std::string, Sum> by_name;
+  for (const GpuMetric& m : metrics) {
+    Sum& s = by_name[m.name];
+    GpuMetricTotal& t = s.total;
+    t.name = m.name;
+    t.unit = m.unit;
+    t.min = t.series == 0 ? m.min : std::min(t.min, m.min);
+    t.max = t.series == 0 ? m.max : std::max(t.max, m.max);
+    s.weighted += m.mean * static_cast<double>(m.samples);
+    t.samples += m.samples;
+    ++t.series;
+  }
+  std::vector<GpuMetricTotal> out;
+  for (auto& [name, s] : by_name) {
+    s.total.mean = s.total.samples ? s.weighted / static_cast<double>(s.total.samples) : 0.0;
+    out.push_back(std::move(s.total));
+  }
+  return out;
+}
+
 CounterAnalysis AnalyzeCounters(const model::Trace& trace,
                                 const std::vector<const ActivityWindow*>& windows,
                                 const std::vector<std::vector<uint8_t>>& in_window) {
@@ -468,6 +497,7 @@ CounterAnalysis AnalyzeCounters(const model::Trace& trace,
   for (const model::CounterSeries& s : trace.counters)
     AddGpuMetric(s, -1, s.host, SpanOf(spans, s.host), &out.gpu_metrics);
   out.wire = WireAgainstClaimed(trace, in_window, port_rates);
+  out.gpu_metric_totals = TotalGpuMetrics(out.gpu_metrics);
   out.findings = NicFindings(trace, out.nics);
   return out;
 }

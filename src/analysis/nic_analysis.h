@@ -43,12 +43,14 @@
 // unknown when any of them has none.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis/counter_rates.h"
 #include "analysis/window.h"
+#include "model/counter_rates.h"
 #include "model/trace.h"
 
 namespace commlens::analysis {
@@ -80,6 +82,15 @@ struct NicPort {
   uint32_t wraps = 0;               // of the data counters
   uint32_t resets = 0;
   uint32_t gaps = 0;
+
+  // A rate in bytes/s as a percentage of the line rate; none when that is unknown.
+  std::optional<double> LinePct(double bytes_per_s) const {
+    const double line_gbps = line_rate_bits_per_s * 1e-9;
+    if (line_gbps <= 0) return std::nullopt;
+    return 100.0 * (bytes_per_s * 8e-9) / line_gbps;
+  }
+  std::optional<double> peak_line_pct() const { return LinePct(std::max(peak_tx_bytes_per_s, peak_rx_bytes_per_s)); }
+  std::optional<double> mean_line_pct() const { return LinePct(std::max(mean_tx_bytes_per_s, mean_rx_bytes_per_s)); }
 };
 
 // One gauge series of a GPU (cumulative device series, energy or NVLink KiB, are left out).
@@ -91,6 +102,17 @@ struct GpuMetric {
   std::string unit;
   uint64_t samples = 0;  // in the window
   double mean = 0;       // of the samples (the sampler reads at a fixed rate)
+  double min = 0;
+  double max = 0;
+};
+
+// Every series of one GPU metric (all GPUs and ranks) over all their samples.
+struct GpuMetricTotal {
+  std::string name;
+  std::string unit;     // the last series' (series of one name share their unit)
+  size_t series = 0;
+  uint64_t samples = 0;
+  double mean = 0;      // of every sample: the series' means weighted by their samples
   double min = 0;
   double max = 0;
 };
@@ -138,10 +160,15 @@ struct NicFinding {
 struct CounterAnalysis {
   std::vector<NicPort> nics;           // by host, then device
   std::vector<GpuMetric> gpu_metrics;  // rank series by rank, then host series
+  std::vector<GpuMetricTotal> gpu_metric_totals;  // of |gpu_metrics|, by name
   std::vector<WireBytes> wire;         // buckets with at least one collective
   std::vector<NicFinding> findings;    // ports whose error counters grew, in nics order
   bool empty() const { return nics.empty() && gpu_metrics.empty(); }
 };
+
+// The series of each metric name summed over GPUs and ranks (CounterAnalysis::
+// gpu_metric_totals), by name.
+std::vector<GpuMetricTotal> TotalGpuMetrics(const std::vector<GpuMetric>& metrics);
 
 // |windows[r]|: the ActivityWindow of rank r; |in_window[r]|: OpsInWindow of rank r.
 CounterAnalysis AnalyzeCounters(const model::Trace& trace,
@@ -149,6 +176,6 @@ CounterAnalysis AnalyzeCounters(const model::Trace& trace,
                                 const std::vector<std::vector<uint8_t>>& in_window);
 
 // Amount of |rates| in [from, to), each interval's amount spread evenly over it.
-double AmountBetween(const CounterRates& rates, model::TimeNs from, model::TimeNs to);
+double AmountBetween(const model::CounterRates& rates, model::TimeNs from, model::TimeNs to);
 
 }  // namespace commlens::analysis

@@ -1,5 +1,5 @@
 // What travels from the process that imported a rank to rank 0 in `analyze --mpi`
-// (cli/mpi_job.h): not the rank's GPU activity table, the bulk of a trace, but its
+// (src/distributed/): not the rank's GPU activity table, the bulk of a trace, but its
 // per-rank analyses (window, time and kernel breakdowns, idle gaps, which comm ops are in
 // the window) and the rest of the model, which is small once the host events are gone
 // (model/host_events.h). The table stays where it was imported; the two cross-rank

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include "common/strings.h"
+
 namespace commlens::analysis {
 
 namespace {
@@ -89,16 +91,7 @@ Result<StepChoice> ChooseSteps(const std::vector<const std::vector<model::Profil
   return c;
 }
 
-std::string StepList(const std::vector<int64_t>& sorted) {
-  std::string out;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
-    i = j + 1;
-  }
-  return out;
-}
+std::string StepList(const std::vector<int64_t>& sorted) { return NumberRanges(sorted); }
 
 Result<std::vector<int64_t>> ParseStepList(const std::string& text) {
   std::vector<int64_t> steps;

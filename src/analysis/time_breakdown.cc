@@ -75,38 +75,76 @@ RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const A
   return out;
 }
 
+namespace {
+
+// Every duration of |b| (and its activity count) added to |sum|; first_start is not.
+void AddBreakdown(TimeBreakdown* sum, const TimeBreakdown& b) {
+  sum->span += b.span;
+  sum->busy += b.busy;
+  sum->idle += b.idle;
+  sum->compute += b.compute;
+  sum->non_compute += b.non_compute;
+  sum->comm += b.comm;
+  sum->memory += b.memory;
+  sum->overlap += b.overlap;
+  sum->exposed_comm += b.exposed_comm;
+  sum->activities += b.activities;
+}
+
+// |sum| divided by |n| field by field, rounded toward zero.
+void DivideBreakdown(TimeBreakdown* sum, size_t n) {
+  const auto by = static_cast<model::TimeNs>(n);
+  for (model::TimeNs* t : {&sum->span, &sum->busy, &sum->idle, &sum->compute, &sum->non_compute, &sum->comm,
+                           &sum->memory, &sum->overlap, &sum->exposed_comm})
+    *t /= by;
+  sum->activities /= n;
+}
+
+}  // namespace
+
 std::vector<JobStepBreakdown> MeanStepBreakdowns(const std::vector<const RankTimeBreakdown*>& ranks) {
   std::map<int64_t, JobStepBreakdown> steps;
   for (const RankTimeBreakdown* r : ranks) {
     for (const StepBreakdown& s : r->steps) {
       JobStepBreakdown& j = steps[s.number];
-      TimeBreakdown& m = j.mean;
       j.number = s.number;
       ++j.ranks;
-      m.span += s.time.span;
-      m.busy += s.time.busy;
-      m.idle += s.time.idle;
-      m.compute += s.time.compute;
-      m.non_compute += s.time.non_compute;
-      m.comm += s.time.comm;
-      m.memory += s.time.memory;
-      m.overlap += s.time.overlap;
-      m.exposed_comm += s.time.exposed_comm;
-      m.activities += s.time.activities;
+      AddBreakdown(&j.mean, s.time);
     }
   }
   std::vector<JobStepBreakdown> out;
   out.reserve(steps.size());
   for (auto& [number, j] : steps) {
-    const auto n = static_cast<model::TimeNs>(j.ranks);
-    TimeBreakdown& m = j.mean;
-    for (model::TimeNs* t : {&m.span, &m.busy, &m.idle, &m.compute, &m.non_compute, &m.comm, &m.memory,
-                             &m.overlap, &m.exposed_comm})
-      *t /= n;
-    m.activities /= static_cast<size_t>(j.ranks);
+    DivideBreakdown(&j.mean, static_cast<size_t>(j.ranks));
     out.push_back(j);
   }
   return out;
+}
+
+StepSummary SummarizeSteps(const std::vector<const TimeBreakdown*>& parts, bool over_steps) {
+  StepSummary s;
+  s.over_steps = over_steps;
+  s.count = parts.size();
+  std::vector<model::TimeNs> spans;
+  for (const TimeBreakdown* p : parts) {
+    AddBreakdown(&s.mean, *p);
+    spans.push_back(p->span);
+  }
+  DivideBreakdown(&s.mean, std::max<size_t>(parts.size(), 1));
+  if (spans.empty()) return s;
+  std::sort(spans.begin(), spans.end());
+  s.span_min = spans.front();
+  s.span_median = spans[(spans.size() - 1) / 2];
+  s.span_max = spans.back();
+  return s;
+}
+
+int64_t MedianSpanStep(const std::vector<JobStepBreakdown>& steps) {
+  if (steps.empty()) return -1;
+  std::vector<std::pair<model::TimeNs, int64_t>> spans;
+  for (const JobStepBreakdown& s : steps) spans.emplace_back(s.mean.span, s.number);
+  std::sort(spans.begin(), spans.end());
+  return spans[(spans.size() - 1) / 2].second;
 }
 
 }  // namespace commlens::analysis

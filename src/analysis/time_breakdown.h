@@ -70,4 +70,21 @@ struct JobStepBreakdown {
 // One row per step number any rank has, in step-number order.
 std::vector<JobStepBreakdown> MeanStepBreakdowns(const std::vector<const RankTimeBreakdown*>& ranks);
 
+// The step a job's summary describes (the HTML report's headline): over the steps the
+// summary covers, the mean of each duration of their per-step means and their spans'
+// median, least and most; for a job without steps, the same over the ranks' whole windows.
+struct StepSummary {
+  TimeBreakdown mean;       // integer ns, rounded toward zero; first_start unset
+  bool over_steps = false;  // |count| steps; else |count| ranks
+  size_t count = 0;
+  model::TimeNs span_min = 0;
+  model::TimeNs span_median = 0;  // the lower of the two middle ones when |count| is even
+  model::TimeNs span_max = 0;
+};
+StepSummary SummarizeSteps(const std::vector<const TimeBreakdown*>& parts, bool over_steps);
+
+// The step whose job-mean span is the median of every step's (the lower middle one), the
+// step a report shows as typical; -1 when the job has no steps.
+int64_t MedianSpanStep(const std::vector<JobStepBreakdown>& steps);
+
 }  // namespace commlens::analysis

@@ -1,7 +1,7 @@
 // The benchmark's table: one entry per collective, supplying what the driver needs to
-// size, fill, verify and rate it (STYLE.md habit 10). The GPU side adds each entry's run
+// size, fill, verify and rate it, so one driver runs them all. The GPU side adds each entry's run
 // function (gpu/nccl_ops.h) keyed by the same CommOp; busbw factors come from
-// model/collective.h so the analyses and the benchmark share one definition.
+// model/bus_bandwidth.h so the analyses and the benchmark share one definition.
 //
 // Counts follow nccl-tests 2.19.6 (src/<coll>.cu, *GetCollByteCount): for a sweep size of
 // S bytes and element size e, count = S / e, and
@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "bench/verify.h"
+#include "model/bus_bandwidth.h"
 #include "model/collective.h"
 
 namespace commlens::bench {

@@ -7,7 +7,7 @@
 #include "bench/jacobi/jacobi_report.h"
 #include "bench/launch.h"
 #include "bench/moe/moe_report.h"
-#include "bench/session.h"
+#include "bench/bench_session.h"
 #include "bench/reporter.h"
 #include "bench/watchdog.h"
 #include "common/status.h"

@@ -2,16 +2,14 @@
 
 #include <string_view>
 
+#include "common/strings.h"
+
 namespace commlens::bench {
 
 namespace {
 constexpr std::string_view kTimeoutTag = "timeout: ";
 constexpr std::string_view kNoGpuTag = "no GPU: ";
 constexpr std::string_view kUsageTag = "usage: ";
-
-bool StartsWith(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
 }  // namespace
 
 Status TimeoutError(const std::string& message) {

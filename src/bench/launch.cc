@@ -10,13 +10,13 @@
 #include <fmt/format.h>
 
 #include "bench/errors.h"
-#include "recorder/launcher/launcher_env.h"
+#include "common/launch_env.h"
 
 namespace commlens::bench {
 
 namespace {
 
-namespace le = recorder::launcher;
+namespace le = launch_env;
 
 // The first variable of |names| that is set, as an integer; an error when it is not one.
 Result<std::optional<int>> IntVar(const EnvLookup& env, const char* name) {
@@ -45,7 +45,7 @@ Result<LaunchInfo> DetectLaunch(Launcher requested, int port_override, bool have
                                 const EnvLookup& env) {
   LaunchInfo info;
   // Who this process is: the launcher rules `commlens record` and the profiler plugin use
-  // (recorder/launcher/launcher_env.h). A benchmark refuses what they would only warn of.
+  // (common/launch_env.h). A benchmark refuses what they would only warn of.
   const le::LaunchEnv who = le::DetectLaunchEnv(env);
   if (!who.warnings.empty())
     return UsageError(fmt::format("environment: {} (fix the launcher's variables)", who.warnings.front()));

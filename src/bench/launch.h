@@ -1,7 +1,7 @@
 // How this process learns its place in a multi-process run: the launcher's environment
 // variables. Read through an injected lookup function so tests need no real environment.
 //
-//   rank, world size, local rank: the launcher rules of recorder/launcher/launcher_env.h
+//   rank, world size, local rank: the launcher rules of common/launch_env.h
 //                (torchrun, Open MPI, MPICH/PMI, Slurm, in that order), which `commlens
 //                record` and the profiler plugin follow too; a variable that is set but
 //                not a number is an error here

@@ -1,6 +1,6 @@
 // What the command lines of `commlens bench moe` and `commlens bench jacobi` share with
 // each other (and `commlens bench` its options): --json/--timeout/--launcher/--port, and
-// the run from a configuration to an exit code: start the session (session.h), run on
+// the run from a configuration to an exit code: start the session (bench_session.h), run on
 // the GPUs, print the table and write the JSON on process 0, and exit 1 on wrong data.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include "bench/bench_config.h"
 #include "bench/driver.h"
 #include "bench/errors.h"
-#include "bench/session.h"
+#include "bench/bench_session.h"
 #include "common/status.h"
 
 namespace commlens::bench {

@@ -8,7 +8,7 @@
 #include "bench/driver.h"
 #include "bench/errors.h"
 #include "bench/reporter.h"
-#include "bench/session.h"
+#include "bench/bench_session.h"
 
 namespace commlens::bench {
 

@@ -7,12 +7,13 @@
 
 #include "analysis/analyze.h"
 #include "cli/bench_curves.h"
-#include "cli/host_lookup.h"
 #include "cli/job_inputs.h"
-#include "cli/mpi_job.h"
+#include "cli/progress.h"
 #include "cli/verbs.h"
-#include "common/units.h"
 #include "common/json_writer.h"
+#include "common/units.h"
+#include "distributed/analyze_over_mpi.h"
+#include "distributed/host_lookup.h"
 #include "exporters/csv/csv_writer.h"
 #include "importers/trace_loader.h"
 #include "report/json_report.h"
@@ -64,10 +65,8 @@ int Report(const model::Trace& trace, const analysis::JobAnalysis& job, const An
   if (!args.quiet && args.json_path != "-") {
     std::string out = report::AnalyzeToText(trace, job, args.text);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    uint64_t bytes = 0;
-    for (const auto& r : trace.ranks) bytes += r.input_bytes;
     out += fmt::format("\n{} ranks, {} of trace data analyzed in {:.2f} s\n", trace.ranks.size(),
-                       FormatBytes(static_cast<int64_t>(bytes)), secs);
+                       FormatBytes(static_cast<int64_t>(trace.InputBytes())), secs);
     std::fwrite(out.data(), 1, out.size(), stdout);
   }
   return ReportFailures(trace, "analyze");
@@ -90,17 +89,26 @@ int RunAnalyze(AnalyzeArgs args) {
   // rank was doing is then read again from its file.
   args.inputs.load.drop_host_events = true;
   args.inputs.load.counters_alone = true;  // a recording without NCCL: its nodes' counters
-  if (args.mpi)
-    return RunOverMpi(args.inputs, args.analyze, "analyze", quiet,
-                      [&](const model::Trace& trace, const analysis::JobAnalysis& job) {
-                        return Report(trace, job, args, t0);
-                      });
+  if (args.mpi) {
+    distributed::RankZeroHooks hooks;
+    hooks.show_progress = [quiet](const importers::LoadProgress* progress) {
+      return std::make_shared<ProgressLine>(progress, quiet);
+    };
+    hooks.report = [&](const model::Trace& trace, const analysis::JobAnalysis& job) {
+      return Report(trace, job, args, t0);
+    };
+    hooks.fail = [](const std::string& why, bool usage) {
+      fmt::print(stderr, "commlens analyze: {}\n", why);
+      return usage ? kExitUsage : kExitFailed;
+    };
+    return distributed::AnalyzeOverMpi({args.inputs.paths, args.inputs.load, args.inputs.steps, args.analyze}, hooks);
+  }
   Result<model::Trace> loaded = LoadJob(args.inputs, "analyze", quiet);
   if (!loaded.ok()) return kExitFailed;
   analysis::AnalyzeOptions options = args.analyze;
   options.steps = ChooseJobSteps(args.inputs, *loaded, "analyze");
   if (!options.steps) return kExitUsage;
-  options.doing_at = DoingAtFromFiles(*loaded);
+  options.doing_at = distributed::DoingAtFromFiles(*loaded);
   return Report(*loaded, analysis::Analyze(*loaded, options), args, t0);
 }
 

@@ -9,7 +9,7 @@
 #include "recorder/launcher/environment.h"
 #include "recorder/launcher/fabric_facts.h"
 #include "recorder/launcher/fabric_preset.h"
-#include "recorder/launcher/launcher_env.h"
+#include "common/launch_env.h"
 #include "recorder/launcher/plugin_locator.h"
 #include "recorder/launcher/record.h"
 
@@ -28,8 +28,8 @@ struct EnvArgs {
 
 int RunEnv(const EnvArgs& args, std::ostream& out) {
   rl::Environment env = rl::Environment::FromProcess();
-  const rl::LaunchEnv who = rl::DetectLaunchEnv(env.Lookup());
-  out << "# commlens env: " << rl::DescribeLaunchEnv(who);
+  const launch_env::LaunchEnv who = launch_env::DetectLaunchEnv(env.Lookup());
+  out << "# commlens env: " << launch_env::DescribeLaunchEnv(who);
   if (!who.job_id.empty()) out << ", job " << who.job_id;
   out << "\n";
   for (const std::string& w : who.warnings) out << "# note: " << w << "\n";

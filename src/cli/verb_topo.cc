@@ -18,7 +18,8 @@
 namespace commlens::cli {
 namespace {
 
-constexpr int kExitUsage = 2;
+// topo's own code (verbs.h): the JSON could not be written. 1 is --check's (topo/check.h).
+constexpr int kExitNotWritten = 2;
 
 struct TopoArgs {
   std::string json_path;
@@ -78,7 +79,7 @@ int RunTopo(const TopoArgs& args) {
       std::cout << JsonText(doc, 2) << "\n";
     } else if (Status written = WriteJsonFile(args.json_path, doc, 2); !written.ok()) {
       std::cerr << "commlens topo: " << written.message() << "\n";
-      return kExitUsage;
+      return kExitNotWritten;
     }
   }
   if (args.json_path != "-") std::cout << topo::RenderText(topology, matrix, findings, args.check);
@@ -108,7 +109,8 @@ void AddTopoVerb(CLI::App& app, int* exit_code) {
       ->type_name("FILE");
   sub->footer(
       "Exit codes: 0 = report written (with --check: no finding at warning level or above); 1 = --check found a "
-      "warning or an error; 2 = usage error (bad --sysfs-root or --gpu-facts, JSON file not writable).\n"
+      "warning or an error; 2 = the JSON file could not be written; 64 = usage error (an unknown option, bad "
+      "--sysfs-root or --gpu-facts).\n"
       "Works without GPUs or RDMA NICs: the report says what it could not see.");
   sub->callback([args, exit_code]() { *exit_code = RunTopo(*args); });
 }

@@ -1,7 +1,8 @@
-// Plain binary encoding for moving data between the processes of one job (cli/mpi_job.h):
-// values raw, strings and columns as a u64 count and their bytes. Both ends run the same
-// build on the same kind of machine; the formats that use these (model/rank_trace_codec.h,
-// analysis/rank_summary.h) put a magic and a version first.
+// Plain binary encoding for moving data between the processes of one job (distributed/,
+// analyze --mpi): values raw, strings and columns as a u64 count and their bytes. Both
+// ends run the same build on the same kind of machine; the formats that use these
+// (model/rank_trace_codec.h, analysis/rank_summary.h) put a magic and a version first, the
+// messages of distributed/messages.h do not (they live for one job).
 #pragma once
 
 #include <cstdint>
@@ -69,13 +70,9 @@ class ByteReader {
   }
 
   bool Bytes(void* dst, size_t n) {
+    const std::span<const uint8_t> v = View(n);
     if (!ok()) return false;
-    if (n > left()) {
-      Fail("truncated (" + std::to_string(n) + " bytes wanted, " + std::to_string(left()) + " left)");
-      return false;
-    }
-    if (n) std::memcpy(dst, b_.data() + at_, n);
-    at_ += n;
+    if (n) std::memcpy(dst, v.data(), n);
     return true;
   }
   template <typename T>
@@ -93,6 +90,16 @@ class ByteReader {
       return 0;
     }
     return ok() ? static_cast<size_t>(n) : 0;
+  }
+  // The next |n| bytes, in place (empty after a failure).
+  std::span<const uint8_t> View(size_t n) {
+    if (!ok()) return {};
+    if (n > left()) {
+      Fail("truncated (" + std::to_string(n) + " bytes wanted, " + std::to_string(left()) + " left)");
+      return {};
+    }
+    at_ += n;
+    return b_.subspan(at_ - n, n);
   }
   std::string Str() {
     std::string s(Count(1), '\0');

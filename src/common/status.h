@@ -1,4 +1,4 @@
-// Two tiers of errors (STYLE.md, "Two tiers of errors"; docs/analysis.md, "Bad input"):
+// Two tiers of errors (docs/reliability.md, "The readers"):
 //  - |Status| / |Result<T>|: what stops an operation (unreadable file, wrong format). The
 //    message names the file and, where there is one, the byte offset.
 //  - a bad single event is not an error: importers count it by kind (ImportStats) and go on.

@@ -1,7 +1,11 @@
-// Small string helpers shared by every component (one copy, not one per file).
+// Small string helpers shared by every component, the NCCL profiler plugin included
+// (header only, nothing to link): one copy, not one per file.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace commlens {
 
@@ -15,6 +19,21 @@ constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
 
 constexpr bool Contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
+}
+
+// Sorted whole numbers (ranks, steps) as a person writes them: "4-63", "0, 2, 5-7". Once
+// the text is longer than |max_chars| and numbers remain, ", ..." ends it.
+template <typename T>
+std::string NumberRanges(const std::vector<T>& sorted, size_t max_chars = std::string::npos) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
+    i = j + 1;
+    if (out.size() > max_chars && i < sorted.size()) return out + ", ...";
+  }
+  return out;
 }
 
 }  // namespace commlens

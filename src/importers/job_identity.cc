@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "common/strings.h"
 #include "common/units.h"
 
 namespace commlens::importers {
@@ -64,18 +65,6 @@ std::string Utc(model::TimeNs ns) {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
   return buf;
-}
-
-// "0-3", "0, 2, 5-7"
-std::string Ranges(const std::vector<int>& sorted) {
-  std::string out;
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
-    i = j + 1;
-  }
-  return out;
 }
 
 }  // namespace
@@ -171,7 +160,7 @@ std::string DescribeJobs(const std::vector<JobOfRanks>& jobs, const std::vector<
       file_list += (shown++ ? ", " : "") + files[f];
     }
     out += "\n  job " + std::to_string(k + 1) + ": " + std::to_string(j.members.size()) + " rank" +
-           (j.members.size() == 1 ? "" : "s") + (ranks.empty() ? "" : " (" + Ranges(ranks) + ")") +
+           (j.members.size() == 1 ? "" : "s") + (ranks.empty() ? "" : " (" + NumberRanges(ranks) + ")") +
            (world > 0 ? " of world size " + std::to_string(world) : "") +
            (group_list.empty() ? "" : ", groups " + group_list) +
            (j.first == model::kNoTime ? "" : "; from " + Utc(j.first) + " for " + FormatDuration(j.last - j.first)) +

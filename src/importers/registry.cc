@@ -6,7 +6,7 @@
 #include "common/strings.h"
 #include "importers/kineto/kineto_importer.h"
 #include "importers/nsys/nsys_importer.h"
-#include "importers/nsys/nsys_report.h"
+#include "importers/nsys/nsys_rep_export.h"
 #include "passes/finish.h"
 #if COMMLENS_HAS_NATIVE_IMPORT
 #include "importers/native/native_importer.h"

@@ -37,7 +37,7 @@ const Importer* FindImporter(std::string_view head);
 
 // Imports one file of any supported format and runs the per-rank finishing passes on each
 // of its ranks. An Nsight Systems report (.nsys-rep) is exported to SQLite first
-// (nsys/nsys_report.h).
+// (nsys/nsys_rep_export.h).
 Result<std::vector<model::RankTrace>> ImportFile(const std::string& path, const ImportOptions& options = {});
 
 }  // namespace commlens::importers

@@ -9,7 +9,7 @@
 #include "common/parallel_for.h"
 #include "common/strings.h"
 #include "importers/job_identity.h"
-#include "importers/nsys/nsys_report.h"
+#include "importers/nsys/nsys_rep_export.h"
 #include "importers/registry.h"
 #include "model/host_events.h"
 #include "passes/finish.h"

@@ -1,7 +1,7 @@
 // Loads a job's traces in two stages: import (every file, in parallel, with the importer
 // its content calls for, registry.h, which also runs the per-rank finishing passes) and
 // assembly (rank numbers, duplicates, the job's finishing passes, passes/finish.h). It
-// keeps going when one file is bad (unless strict). A distributed load (cli/mpi_job.h)
+// keeps going when one file is bad (unless strict). A distributed load (src/distributed/)
 // imports the files in several processes and hands them to the same assembly.
 #pragma once
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "common/strings.h"
+
 namespace commlens::model {
 
 namespace {
@@ -18,10 +20,6 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
 }
 
 }  // namespace
@@ -75,28 +73,6 @@ CommOp CommOpFromNcclKernelName(std::string_view kernel) {
   if (Contains(kernel, "_Recv")) return CommOp::kRecv;
   if (Contains(kernel, "_Reduce")) return CommOp::kReduce;
   return CommOp::kUnknown;
-}
-
-double BusBwFactor(CommOp op, int n) {
-  if (n <= 0) return 0.0;
-  switch (op) {
-    case CommOp::kAllReduce:
-      return 2.0 * (n - 1) / n;
-    case CommOp::kAllGather:
-    case CommOp::kReduceScatter:
-    case CommOp::kAllToAll:
-    case CommOp::kGather:
-    case CommOp::kScatter:
-      return static_cast<double>(n - 1) / n;
-    case CommOp::kBroadcast:
-    case CommOp::kReduce:
-    case CommOp::kSend:
-    case CommOp::kRecv:
-    case CommOp::kSendRecv:
-      return 1.0;
-    default:
-      return 0.0;
-  }
 }
 
 bool IsPointToPoint(CommOp op) {

@@ -1,8 +1,6 @@
-// The collective operations commlens knows, their names in each source, and the
-// nccl-tests bandwidth definitions (NVIDIA/nccl-tests doc/PERFORMANCE.md):
-//   algbw = bytes / time, with bytes = max(send bytes, recv bytes) of one rank
-//   busbw = algbw * factor(op, n)
-// This one table is shared by the analyses, the benchmark and the recorder.
+// The collective operations commlens knows and their names in each source (their
+// bandwidth definitions: bus_bandwidth.h). This one table is shared by the analyses, the
+// benchmark and the recorder.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +38,6 @@ CommOp CommOpFromNcclFunc(std::string_view func);
 // "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"); kUnknown when the name says nothing.
 CommOp CommOpFromNcclKernelName(std::string_view kernel);
 
-// nccl-tests bus-bandwidth factor for |n| ranks: all-reduce 2(n-1)/n; all-gather,
-// reduce-scatter, all-to-all, gather, scatter (n-1)/n; broadcast, reduce, p2p 1.
-double BusBwFactor(CommOp op, int n);
 bool IsPointToPoint(CommOp op);
 
 // Size in bytes of a datatype named by PyTorch ("Float", "BFloat16", "Long", ...) or by

@@ -5,7 +5,7 @@
 // they are most of the events (about 7 host events per GPU activity in the DDP sample), so
 // a job of thousands of ranks is analyzed without them: DropHostEvents runs as each rank
 // is imported (in every process of `analyze --mpi`, before the rank is sent to rank 0),
-// and the rare question about a moment goes back to the file (cli/host_lookup.h).
+// and the rare question about a moment goes back to the file (distributed/host_lookup.h).
 #pragma once
 
 #include "model/trace.h"

@@ -1,6 +1,6 @@
 // A compact binary form of one finished RankTrace, for moving a rank between the
-// processes of a distributed analysis (cli/mpi_job.h): a worker imports a file, encodes
-// its ranks and sends them; rank 0 decodes them into the same model it would have
+// processes of a distributed analysis (src/distributed/): a worker imports a file,
+// encodes its ranks and sends them; rank 0 decodes them into the same model it would have
 // imported itself, so every later pass and analysis sees identical input.
 //
 // Not a file format: both ends run the same build on the same kind of machine. The header

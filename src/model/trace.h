@@ -379,6 +379,13 @@ struct Trace {
   // sampler's statistics. Kept apart from |warnings|: a node says a dozen of them, so the
   // text report folds them into one line; --json lists them.
   std::vector<std::string> sampler_notes;
+
+  // The decoded inputs of every rank (RankTrace::input_bytes), summed.
+  uint64_t InputBytes() const {
+    uint64_t bytes = 0;
+    for (const RankTrace& r : ranks) bytes += r.input_bytes;
+    return bytes;
+  }
 };
 
 // Whether every member of matched operation |k| has GPU timing. Ops without it (a

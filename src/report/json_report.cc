@@ -71,7 +71,7 @@ json KernelsJson(const analysis::KernelBreakdown& k, model::TimeNs span) {
     if (k.state_time[bits] == 0) continue;
     j["states"].push_back({{"state", analysis::ClassStateLabel(bits)},
                            {"time_us", Us(k.state_time[bits])},
-                           {"pct_of_span", span > 0 ? Round2(100.0 * k.state_time[bits] / span) : 0.0}});
+                           {"pct_of_span", Round2(k.StatePct(bits, span))}});
   }
   j["class_total_us"] = json::object();
   for (int c = 0; c < 4; ++c)
@@ -105,7 +105,7 @@ json IdleJson(const std::vector<analysis::StreamIdle>& streams) {
       std::string name(analysis::GapKindName(static_cast<analysis::GapKind>(k)));
       j[name] = {{"count", s.kind_count[k]},
                  {"time_us", Us(s.kind_time[k])},
-                 {"ratio", s.idle > 0 ? Round2(static_cast<double>(s.kind_time[k]) / s.idle) : 0.0}};
+                 {"ratio", Round2(s.KindShare(k))}};
     }
     j["histogram"] = json::array();
     for (int b = 0; b < analysis::kGapBins; ++b)
@@ -171,7 +171,7 @@ json NicsJson(const std::vector<analysis::NicPort>& nics) {
   json arr = json::array();
   for (const auto& n : nics) {
     const double line = n.line_rate_bits_per_s * 1e-9;
-    auto share = [&](double bytes_per_s) { return line > 0 ? json(Round2(100.0 * Gbps(bytes_per_s) / line)) : json(nullptr); };
+    auto pct = [](std::optional<double> p) { return p ? json(Round2(*p)) : json(nullptr); };
     arr.push_back({{"host", n.host},
                    {"device", n.device},
                    {"kind", n.kind},
@@ -185,8 +185,8 @@ json NicsJson(const std::vector<analysis::NicPort>& nics) {
                    {"mean_tx_gbps", Gbps(n.mean_tx_bytes_per_s)},
                    {"mean_rx_gbps", Gbps(n.mean_rx_bytes_per_s)},
                    {"line_rate_gbps", line > 0 ? json(line) : json(nullptr)},
-                   {"peak_line_pct", share(std::max(n.peak_tx_bytes_per_s, n.peak_rx_bytes_per_s))},
-                   {"mean_line_pct", share(std::max(n.mean_tx_bytes_per_s, n.mean_rx_bytes_per_s))},
+                   {"peak_line_pct", pct(n.peak_line_pct())},
+                   {"mean_line_pct", pct(n.mean_line_pct())},
                    {"wraps", n.wraps},
                    {"resets", n.resets},
                    {"gaps", n.gaps}});
@@ -396,7 +396,7 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
     j["ranks"].push_back({{"rank", r.rank},
                           {"in_collectives_us", Us(r.in_collectives)},
                           {"waiting_us", Us(r.waiting)},
-                          {"transferring_us", Us(r.in_collectives - r.waiting)},
+                          {"transferring_us", Us(r.transferring())},
                           {"last_arrivals", r.last_arrivals},
                           {"matched", r.matched},
                           {"recv_waiting_us", Us(r.recv_waiting)},
@@ -463,9 +463,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   doc["world_size"] = trace.world_size;
   doc["missing_ranks"] = trace.missing_ranks;  // the first 1,024
   doc["missing_count"] = trace.missing_count;
-  model::TimeNs span = 0;
-  for (const auto& a : job.ranks) span += a.time.total.span;
-  doc["kernel_breakdown"] = KernelsJson(job.kernels, span);
+  doc["kernel_breakdown"] = KernelsJson(job.kernels, job.span_rank_time);
   doc["findings"] = json::array();
   for (const analysis::Finding& f : job.findings)
     doc["findings"].push_back({{"rule", f.rule},

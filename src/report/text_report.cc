@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/rank_spread.h"
 #include "common/units.h"
 #include "model/activity_class.h"
 #include "model/collective.h"
@@ -78,22 +79,22 @@ RankRows ChooseRankRows(const JobAnalysis& job, const TextOptions& opt, std::str
                         const std::function<std::string(double)>& format) {
   RankRows rows;
   const size_t n = job.ranks.size();
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  if (n <= opt.rank_rows || opt.all_ranks) {
-    rows.shown = order;
+  constexpr size_t kEach = 3;
+  if (n <= opt.rank_rows || n <= 2 * kEach || opt.all_ranks) {
+    for (size_t i = 0; i < n; ++i) rows.shown.push_back(i);
     return rows;
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
-  constexpr size_t kEach = 3;
-  rows.shown.assign(order.begin(), order.begin() + kEach);
-  rows.shown.insert(rows.shown.end(), order.end() - kEach, order.end());
-  auto at = [&](double q) { return key(order[static_cast<size_t>(q * static_cast<double>(n - 1) + 0.5)]); };
+  std::vector<double> values(n);
+  for (size_t i = 0; i < n; ++i) values[i] = key(i);
+  const analysis::RankSpread spread = analysis::SpreadOverRanks(values);
+  rows.shown.assign(spread.order.begin(), spread.order.begin() + kEach);
+  rows.shown.insert(rows.shown.end(), spread.order.end() - kEach, spread.order.end());
   rows.distribution = Wrap(fmt::format(
       "{} of {} ranks shown: the 3 with the largest {} and the 3 with the smallest. Over all ranks, {}: max {} "
       "(rank {}), p75 {}, median {}, p25 {}, min {} (rank {}). --all-ranks lists every rank.",
-      kEach * 2, n, what, what, format(key(order.front())), job.ranks[order.front()].trace->rank, format(at(0.25)),
-      format(at(0.5)), format(at(0.75)), format(key(order.back())), job.ranks[order.back()].trace->rank), "  ", "  ", 100);
+      kEach * 2, n, what, what, format(spread.max), job.ranks[spread.order.front()].trace->rank, format(spread.p75),
+      format(spread.median), format(spread.p25), format(spread.min), job.ranks[spread.order.back()].trace->rank),
+      "  ", "  ", 100);
   return rows;
 }
 
@@ -202,8 +203,7 @@ void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& 
   if (!HasGpuActivities(job)) return;
   Heading(out, "GPU kernel breakdown (all ranks)");
   const analysis::KernelBreakdown& k = job.kernels;
-  model::TimeNs busy = 0;
-  for (int b = 1; b < 8; ++b) busy += k.state_time[b];
+  const model::TimeNs busy = k.busy();
   for (uint8_t b = 1; b < 8; ++b) {
     if (!k.state_time[b]) continue;
     *out += fmt::format("  {:<36} {:>11} {:>7.2f}% of busy time\n", analysis::ClassStateLabel(b),
@@ -228,47 +228,29 @@ void IdleSection(std::string* out, const JobAnalysis& job, const TextOptions& op
   Heading(out, "Idle gaps per stream");
   *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "rank", "stream",
                       "gaps", "idle", "host_wait", "kernel_wait", "other", "busy");
-  std::array<uint64_t, analysis::kGapBins> bins{};
-  std::array<model::TimeNs, analysis::kGapBins> bin_time{};
-  struct Longest {
-    int rank;
-    const analysis::StreamIdle* stream;
-    const analysis::Gap* gap;
-  };
-  std::vector<Longest> longest;
   size_t rows = 0;
   for (const RankAnalysis& a : job.ranks) {
     for (const auto& s : a.idle) {
-      uint64_t gaps = s.kind_count[0] + s.kind_count[1] + s.kind_count[2];
       if (rows++ < opt.max_rows)
         *out += fmt::format("{:<6} {:>6} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                            a.trace->rank, s.stream, gaps, FormatDuration(s.idle),
+                            a.trace->rank, s.stream, s.gaps(), FormatDuration(s.idle),
                             FormatDuration(s.kind_time[0]), FormatDuration(s.kind_time[1]),
                             FormatDuration(s.kind_time[2]), FormatDuration(s.busy));
-      for (int b = 0; b < analysis::kGapBins; ++b) {
-        bins[b] += s.bin_count[b];
-        bin_time[b] += s.bin_time[b];
-      }
-      for (const auto& g : s.longest) longest.push_back({a.trace->rank, &s, &g});
     }
   }
   if (rows > opt.max_rows) *out += fmt::format("... {} more streams\n", rows - opt.max_rows);
+  const analysis::JobIdle& idle = job.idle;
   *out += "\ngap length histogram (all ranks and streams):\n";
-  uint64_t max_count = *std::max_element(bins.begin(), bins.end());
+  const uint64_t max_count = *std::max_element(idle.bin_count.begin(), idle.bin_count.end());
   for (int b = 0; b < analysis::kGapBins; ++b) {
-    size_t bar = max_count ? static_cast<size_t>(40.0 * bins[b] / max_count) : 0;
-    *out += fmt::format("  {:>10} {:>8} {:>11}  {}\n", analysis::GapBinLabel(b), bins[b],
-                        FormatDuration(bin_time[b]), std::string(bar, '#'));
+    size_t bar = max_count ? static_cast<size_t>(40.0 * idle.bin_count[b] / max_count) : 0;
+    *out += fmt::format("  {:>10} {:>8} {:>11}  {}\n", analysis::GapBinLabel(b), idle.bin_count[b],
+                        FormatDuration(idle.bin_time[b]), std::string(bar, '#'));
   }
-  std::sort(longest.begin(), longest.end(),
-            [](const Longest& a, const Longest& b) { return a.gap->length > b.gap->length; });
   *out += "\nlongest gaps:\n";
-  for (size_t i = 0; i < longest.size() && i < 5; ++i) {
-    const Longest& l = longest[i];
-    *out += fmt::format("  rank {} stream {}: {} {} after {}\n", l.rank, l.stream->stream,
-                        FormatDuration(l.gap->length), analysis::GapKindName(l.gap->kind),
-                        Cut(l.gap->before, 70));
-  }
+  for (const analysis::JobIdle::RankGap& l : idle.longest)
+    *out += fmt::format("  rank {} stream {}: {} {} after {}\n", l.rank, l.stream, FormatDuration(l.gap.length),
+                        analysis::GapKindName(l.gap.kind), Cut(l.gap.before, 70));
 }
 
 void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
@@ -309,15 +291,10 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
           "  after the last rank arrived (matched collectives and messages only). wait: share of their\n"
           "  kernel time spent waiting.";
   *out += bench ? " bench: the benchmark's busbw at that size and group size.\n" : "\n";
-  uint64_t untimed = 0, count = 0;
-  for (const auto& b : c.buckets) {
-    untimed += b.untimed;
-    count += b.count;
-  }
-  if (untimed > 0)
+  if (const uint64_t untimed = c.untimed(); untimed > 0)
     *out += fmt::format("  {} of the {} operations have no GPU timing (recorded with --kernel-sample, "
                         "or never ended): counted, but left out of total, p50, p99 and bandwidth.\n",
-                        untimed, count);
+                        untimed, c.counted());
 
   if (!c.groups.empty()) {
     Heading(out, "Cross-rank: collectives matched by (process group, sequence number)");
@@ -331,10 +308,7 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     }
     *out += fmt::format("\n{:<6} {:>14} {:>12} {:>8} {:>14}\n", "rank", "in collectives",
                         "waiting", "wait %", "arrived last");
-    auto wait_pct = [&](size_t i) {
-      const analysis::RankWait& r = c.ranks[i];
-      return r.in_collectives ? 100.0 * static_cast<double>(r.waiting) / static_cast<double>(r.in_collectives) : 0.0;
-    };
+    auto wait_pct = [&](size_t i) { return c.ranks[i].wait_pct(); };
     const RankRows rows = ChooseRankRows(job, opt, "wait share", wait_pct, [](double v) { return Pct(v); });
     for (size_t i : rows.shown) {
       const analysis::RankWait& r = c.ranks[i];
@@ -495,29 +469,12 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
             "  tx Gb/s: those bytes over the collectives' summed GPU time; of line: against the\n"
             "  summed line rate of the ports counted (? when a port's is unknown).\n";
   }
-  if (!c.gpu_metrics.empty()) {
-    struct Acc {
-      std::string unit;
-      size_t series = 0;
-      uint64_t samples = 0;
-      double sum = 0, min = 0, max = 0;
-    };
-    std::map<std::string, Acc> by_name;
-    for (const analysis::GpuMetric& m : c.gpu_metrics) {
-      Acc& a = by_name[m.name];
-      a.unit = m.unit;
-      a.min = a.series == 0 ? m.min : std::min(a.min, m.min);
-      a.max = a.series == 0 ? m.max : std::max(a.max, m.max);
-      a.sum += m.mean * static_cast<double>(m.samples);
-      a.samples += m.samples;
-      ++a.series;
-    }
+  if (!c.gpu_metric_totals.empty()) {
     *out += fmt::format("\n{:<44} {:<8} {:>7} {:>9} {:>12} {:>12} {:>12}\n", "GPU metric", "unit", "series",
                         "samples", "mean", "min", "max");
-    for (const auto& [name, a] : by_name)
-      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Cut(name, 44), Cut(a.unit, 8),
-                          a.series, a.samples, a.samples ? a.sum / static_cast<double>(a.samples) : 0.0, a.min,
-                          a.max);
+    for (const analysis::GpuMetricTotal& m : c.gpu_metric_totals)
+      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Cut(m.name, 44),
+                          Cut(m.unit, 8), m.series, m.samples, m.mean, m.min, m.max);
     *out += "  series: GPUs (and ranks) sampled; mean over all their samples.\n";
   }
 }

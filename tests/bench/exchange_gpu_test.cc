@@ -13,7 +13,7 @@
 #include "bench/driver.h"
 #include "bench/gpu/nvshmem_library.h"
 #include "bench/run_bench.h"
-#include "bench/session.h"
+#include "bench/bench_session.h"
 #include "bench/needs_gpu.h"
 
 namespace commlens::bench {

@@ -137,7 +137,7 @@ TEST_F(AnalyzeMpi, NothingToLoadFailsOnEveryProcess) {
 
 // A hang: rank 1 (the smaller file, so a worker imports it) stopped. What it was doing
 // comes from its host events, which the worker dropped after sending the rank: rank 0
-// asks the worker, which reads the file again (cli/mpi_job.cc, kQuery).
+// asks the worker, which reads the file again (distributed/rounds.h, kQuery).
 TEST_F(AnalyzeMpi, AStoppedRankOnAWorkerSaysWhatItWasDoing) {
   for (const std::string w : {"/cross-rank/hang", "/cross-rank/hang/native"}) {
     SCOPED_TRACE(w);

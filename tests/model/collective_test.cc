@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "model/bus_bandwidth.h"
+
 namespace commlens::model {
 namespace {
 

@@ -15,7 +15,7 @@
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
-#include "recorder/native_format/record_reader.h"
+#include "native_format/record_reader.h"
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {

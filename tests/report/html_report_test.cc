@@ -17,7 +17,7 @@
 
 #include "analysis/analyze.h"
 #include "importers/trace_loader.h"
-#include "report/html/counter_rates.h"
+#include "report/html/counter_charts.h"
 #include "report/html/html_report.h"
 #include "report/html/step_timeline.h"
 #include "common/sha256.h"
@@ -251,7 +251,7 @@ TEST_P(HtmlSample, TimelineIsOneStepWithinBudget) {
   Analyzed a = AnalyzeSample(GetParam());
   const size_t budget = 200;
   report::html::StepTimeline tl = report::html::BuildStepTimeline(a.trace, a.job, -1, budget);
-  EXPECT_EQ(tl.step, report::html::MedianStep(a.job));
+  EXPECT_EQ(tl.step, a.job.median_span_step);
   ASSERT_FALSE(tl.rows.empty());
   EXPECT_LE(tl.rectangles, std::max<size_t>(budget, 8 * tl.rows.size()));
   for (const TimelineRow& r : tl.rows)

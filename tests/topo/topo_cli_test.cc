@@ -1,5 +1,5 @@
 // The commlens binary: `commlens topo` on this machine (whatever it has), on fake sysfs
-// trees through --sysfs-root, exit codes of --check and of usage errors.
+// trees through --sysfs-root, exit codes of --check, of usage errors and of a JSON not written.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -104,8 +104,11 @@ TEST(TopoCli, CheckExitCodes) {
   EXPECT_NE(run.out.find("run with --check to see them"), std::string::npos);
 }
 
-TEST(TopoCli, UsageErrorsExitTwo) {
-  EXPECT_EQ(Commlens("topo --sysfs-root /nonexistent-commlens-root").exit_code, 2);
+TEST(TopoCli, UsageErrorsExit64LikeEveryVerbs) {
+  EXPECT_EQ(Commlens("topo --sysfs-root /nonexistent-commlens-root").exit_code, 64);
+  EXPECT_EQ(Commlens("topo --gpu-facts /nonexistent-commlens-facts.json --no-gpu-probe").exit_code, 64);
+  EXPECT_EQ(Commlens("topo --no-such-option").exit_code, 64);
+  // Not a usage error: the JSON could not be written.
   EXPECT_EQ(Commlens("topo --json /nonexistent-commlens-dir/topo.json").exit_code, 2);
 }
 

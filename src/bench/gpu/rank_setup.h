@@ -16,7 +16,7 @@
 #include "bench/gpu/cuda_handles.h"
 #include "bench/launch.h"
 #include "bench/result.h"
-#include "bench/session.h"
+#include "bench/bench_session.h"
 #include "bench/watchdog.h"
 #include "common/status.h"
 

@@ -1,6 +1,6 @@
 /* The interface between commlens and its NVSHMEM backend, libcommlens_nvshmem.so.
  *
- * NVSHMEM is loaded lazily (STYLE.md habit 6): commlens itself never links it, so a
+ * NVSHMEM is loaded lazily: commlens itself never links it, so a
  * machine without NVSHMEM runs every other benchmark, and `--backend nvshmem` without it
  * is a clear message. nvshmem_library.cc loads libnvshmem_host.so.3 (global symbols),
  * then this plugin, and calls commlens_nvshmem_v1() for the table below. The plugin is

@@ -7,11 +7,12 @@
 #include <set>
 
 #include "analysis/collectives.h"
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 #include "common/strings.h"
 #include "common/json_writer.h"
 #include "common/output_file.h"
 #include "model/activity_class.h"
+#include "model/bus_bandwidth.h"
 #include "model/collective.h"
 
 namespace commlens::exporters {
@@ -267,7 +268,7 @@ class PerfettoWriter {
 
   // Gauges as sampled; cumulative counters (NIC bytes and packets, NVLink KiB) as their
   // rate per sampling interval ("eth0 net.tx_bytes rate", bytes/s), through
-  // analysis/counter_rates (wraps, resets and gaps handled there, as in analyze and the
+  // model/counter_rates (wraps, resets and gaps handled there, as in analyze and the
   // HTML report): a raw cumulative value only ever grows and says little on a timeline.
   void WriteCounters(const std::vector<model::CounterSeries>& series, int64_t pid) {
     for (const model::CounterSeries& s : series) {
@@ -290,7 +291,7 @@ class PerfettoWriter {
   }
 
   void WriteRates(const model::CounterSeries& s, const std::string& label, int64_t pid) {
-    const analysis::CounterRates rates = analysis::RatesOf(s);
+    const model::CounterRates rates = model::RatesOf(s);
     const std::string name = Quote(label + " rate");
     const std::string unit = Quote(rates.unit + "/s");
     auto point = [&](TimeNs t, double v) {

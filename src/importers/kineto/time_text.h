@@ -12,8 +12,9 @@
 namespace commlens::importers {
 
 // Parses a JSON number token in microseconds into nanoseconds. Accepts integers and
-// decimals (exact up to 9 fraction digits, rounded beyond) and falls back to strtod for
-// exponents. Returns false when the token is not a number.
+// decimals (exact to 3 fraction digits, whole nanoseconds; further digits round by the
+// fourth, half away from zero) and falls back to strtod for exponents and for integer
+// parts of more than 18 digits. Returns false when the token is not a number.
 inline bool MicrosTextToNanos(std::string_view token, int64_t* ns) {
   size_t i = 0;
   bool negative = false;

@@ -13,8 +13,8 @@
 #include "common/file.h"
 #include "importers/native/gpu_clock.h"
 #include "importers/native/sampler_records.h"
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_reader.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
 
 namespace commlens::importers {
 

@@ -2,7 +2,7 @@
 // SamplerEvent, SamplerStats; docs/formats.md) into counter series of the trace model.
 //
 // Each series keeps its raw values (cumulative counters as the device counted, wraps
-// and all) with its width, so rates are derived in analysis (analysis/counter_rates.h).
+// and all) with its width, so rates are derived by its readers (model/counter_rates.h).
 // Events (a device gone or back, a width raised, a note) and the sampler's own stats
 // become notes; values the sampler dropped are counted as dropped_by_recorder.
 #pragma once
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "model/trace.h"
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_reader.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
 
 namespace commlens::importers::native {
 

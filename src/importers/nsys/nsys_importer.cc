@@ -18,7 +18,7 @@
 #include "importers/nsys/nccl_calls.h"
 #include "importers/nsys/nvtx_payload.h"
 #include "importers/nsys/sqlite_db.h"
-#include "recorder/launcher/launcher_env.h"
+#include "common/launch_env.h"
 
 namespace commlens::importers {
 
@@ -540,7 +540,7 @@ class ExportReader {
 
   // The rank the launcher gave the profiled process (a report of one process): its
   // environment as nsys recorded it ("NAME=value;..."), read by the launcher detection the
-  // recorder and the plugin use (recorder/launcher/launcher_env.h). -1 without a launcher.
+  // recorder and the plugin use (common/launch_env.h). -1 without a launcher.
   int RankFromEnvironment(std::string* which) const {
     std::map<std::string, std::string, std::less<>> vars;
     for (size_t start = 0; start < environment_.size();) {
@@ -551,12 +551,12 @@ class ExportReader {
         vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
       start = end + 1;
     }
-    const recorder::launcher::LaunchEnv env = recorder::launcher::DetectLaunchEnv([&](const char* name) -> const char* {
+    const launch_env::LaunchEnv env = launch_env::DetectLaunchEnv([&](const char* name) -> const char* {
       auto it = vars.find(name);
       return it == vars.end() ? nullptr : it->second.c_str();
     });
     if (env.single_process() || env.rank < 0) return -1;
-    *which = env.rank_variable + " (" + std::string(recorder::launcher::LauncherName(env.launcher)) + ")";
+    *which = env.rank_variable + " (" + std::string(launch_env::LauncherName(env.launcher)) + ")";
     return env.rank;
   }
 

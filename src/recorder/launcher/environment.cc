@@ -43,7 +43,7 @@ std::vector<std::string> Environment::Entries() const {
   return out;
 }
 
-EnvLookup Environment::Lookup() const {
+launch_env::EnvLookup Environment::Lookup() const {
   return [this](const char* name) { return Get(name); };
 }
 

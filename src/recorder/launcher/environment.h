@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "recorder/launcher/launcher_env.h"
+#include "common/launch_env.h"
 
 namespace commlens::recorder::launcher {
 
@@ -28,7 +28,7 @@ class Environment {
   std::vector<std::string> Entries() const;
   // A lookup over this environment (for DetectLaunchEnv, ParseConfig); valid while this
   // object lives and is not changed.
-  EnvLookup Lookup() const;
+  launch_env::EnvLookup Lookup() const;
 
  private:
   std::map<std::string, std::string, std::less<>> vars_;

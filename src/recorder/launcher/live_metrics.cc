@@ -12,7 +12,7 @@
 #include <map>
 #include <vector>
 
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 #include "recorder/launcher/output_names.h"
 #include "recorder/launcher/rank_progress.h"
 
@@ -87,7 +87,7 @@ std::string Number(double v) {
 
 // Bytes (or base units) per second over the series' samples; false when there is no interval.
 bool RateOf(const SamplesTail::Series& s, double* rate) {
-  analysis::CounterRates r = analysis::RatesOf(SamplesTail::AsCounterSeries(s));
+  model::CounterRates r = model::RatesOf(SamplesTail::AsCounterSeries(s));
   double seconds = 0;
   for (size_t i = 0; i < r.size(); ++i) seconds += static_cast<double>(r.end[i] - r.start[i]) / 1e9;
   if (seconds <= 0) return false;

@@ -7,7 +7,7 @@
 // A part that is not known is left out ("rank3.<host>.<pid>.cltrace" without a job id,
 // "<job>.<host>.<pid>.cltrace" without a rank). Job ids and host names keep to
 // [A-Za-z0-9._-]; any other character becomes '_', as in the sampler's names. The plugin
-// (session.cc) and `commlens record` (live metrics) both use these functions.
+// (recording_session.cc) and `commlens record` (live metrics) both use these functions.
 #pragma once
 
 #include <string>

@@ -6,8 +6,8 @@
 
 #include <span>
 
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_reader.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
 
 namespace commlens::recorder::launcher {
 

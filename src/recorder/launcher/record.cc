@@ -59,10 +59,10 @@ Status MakeOutputDir(const std::string& dir) {
 }
 
 // The line record prints when it starts: who, what is recorded, where.
-std::string StartLine(const LaunchEnv& who, const std::string& job, const std::string& host,
+std::string StartLine(const launch_env::LaunchEnv& who, const std::string& job, const std::string& host,
                       bool outer, const std::string& dir, bool plugin, const SamplerRole& role,
                       bool sampler_enabled, double hz) {
-  std::string s = kPrefix + (outer ? std::string("wrapping a launcher") : DescribeLaunchEnv(who)) +
+  std::string s = kPrefix + (outer ? std::string("wrapping a launcher") : launch_env::DescribeLaunchEnv(who)) +
                   ", job " + job + ", host " + host + ": ";
   std::string what;
   if (plugin) what = "NCCL traces";
@@ -136,7 +136,7 @@ bool IsLauncherCommand(const std::vector<std::string>& command) {
   return false;
 }
 
-SamplerRole DecideSampler(const LaunchEnv& who, bool outer, bool sampler_enabled) {
+SamplerRole DecideSampler(const launch_env::LaunchEnv& who, bool outer, bool sampler_enabled) {
   if (!sampler_enabled) return {false, "--no-sampler"};
   if (outer) return {true, "wrapping the launcher"};
   if (who.single_process()) return {true, "a single process"};
@@ -148,7 +148,7 @@ SamplerRole DecideSampler(const LaunchEnv& who, bool outer, bool sampler_enabled
   return {false, "local rank 0 samples this host"};
 }
 
-std::string ChooseJobId(const LaunchEnv& who, long pid) {
+std::string ChooseJobId(const launch_env::LaunchEnv& who, long pid) {
   if (!who.job_id.empty()) return who.job_id;
   // Every rank must name the job alike: with a launcher that gives no id, a fixed word.
   return who.single_process() ? "local-" + std::to_string(pid) : "job";
@@ -183,7 +183,7 @@ int RunRecord(const RecordOptions& o, std::ostream& log) {
   // inherits the blocked signals, so they all arrive in Child::Wait.
   SignalForwarding signals;
   Environment env = Environment::FromProcess();
-  const LaunchEnv who = DetectLaunchEnv(env.Lookup());
+  const launch_env::LaunchEnv who = launch_env::DetectLaunchEnv(env.Lookup());
   for (const std::string& w : who.warnings) log << kPrefix << "note: " << w << "\n";
 
   const std::string shown = o.command.empty() ? "" : o.command[0];
@@ -197,7 +197,7 @@ int RunRecord(const RecordOptions& o, std::ostream& log) {
                      (o.outer == OuterMode::kAuto && who.single_process() && launcher_command);
   const std::string job = ChooseJobId(who, static_cast<long>(getpid()));
   const std::string host = HostName();
-  env.Set(kJobIdVariable, job);
+  env.Set(launch_env::kJobIdVariable, job);
   const SamplerRole role = DecideSampler(who, outer, o.sampler);
   // The process that samples its host (with or without --no-sampler) also speaks for it:
   // the preset's report and the live metrics come once per host.

@@ -3,7 +3,7 @@
 //
 // Steps, in order:
 //  1. block the forwarded signals (child_process.h), before any thread starts;
-//  2. find who this process is (launcher_env.h) and the command (exit 127 / 126 when it
+//  2. find who this process is (common/launch_env.h) and the command (exit 127 / 126 when it
 //     cannot run);
 //  3. create DIR; name the job (the launcher's id, else "local-<pid>" for a single
 //     process, "job" for a launcher that gives none) and pass it on as COMMLENS_JOB_ID;
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "recorder/launcher/fabric_preset.h"
-#include "recorder/launcher/launcher_env.h"
+#include "common/launch_env.h"
 
 namespace commlens::recorder::launcher {
 
@@ -74,10 +74,10 @@ struct SamplerRole {
   bool start = false;
   std::string why;
 };
-SamplerRole DecideSampler(const LaunchEnv& who, bool outer, bool sampler_enabled);
+SamplerRole DecideSampler(const launch_env::LaunchEnv& who, bool outer, bool sampler_enabled);
 
 // The job id record uses and passes on (COMMLENS_JOB_ID).
-std::string ChooseJobId(const LaunchEnv& who, long pid);
+std::string ChooseJobId(const launch_env::LaunchEnv& who, long pid);
 
 // Sets the plugin's variables for the command in |env|: NCCL_PROFILER_PLUGIN (when
 // |plugin_path| is not empty), COMMLENS_OUT and the capture window. Returns a note when a

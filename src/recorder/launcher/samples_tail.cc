@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "recorder/native_format/record_reader.h"
+#include "native_format/record_reader.h"
 
 namespace commlens::recorder::launcher {
 

@@ -2,7 +2,7 @@
 // metrics of `commlens record --prometheus`: each Poll reads the bytes added since the
 // last one, decodes the whole records among them (a record cut by the end of what was
 // written so far waits for the next Poll) and keeps, per series, the samples of the last
-// |history| of sampled time. Rates are derived from those with analysis/counter_rates.h,
+// |history| of sampled time. Rates are derived from those with model/counter_rates.h,
 // the same rules as `commlens analyze` (wraps, resets, saturation, units).
 //
 // Reading the file rather than asking the Sampler keeps the sampler's hot path free of
@@ -19,7 +19,7 @@
 
 #include "common/status.h"
 #include "model/trace.h"
-#include "recorder/native_format/format.h"
+#include "native_format/format.h"
 
 namespace commlens::recorder::launcher {
 
@@ -46,7 +46,7 @@ class SamplesTail {
   const std::map<uint32_t, Series>& series() const { return series_; }
   int64_t last_sample_ns() const { return last_sample_ns_; }
 
-  // The series' samples as a model series, for analysis::RatesOf.
+  // The series' samples as a model series, for model::RatesOf.
   static model::CounterSeries AsCounterSeries(const Series& s);
 
  private:

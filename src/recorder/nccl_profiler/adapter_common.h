@@ -14,7 +14,7 @@
 
 #include "recorder/nccl_profiler/abi/profiler_abi.h"
 #include "recorder/nccl_profiler/event_recorder.h"
-#include "recorder/nccl_profiler/session.h"
+#include "recorder/nccl_profiler/recording_session.h"
 
 namespace commlens::recorder::adapter {
 

@@ -115,8 +115,8 @@ RecorderConfig ParseConfig(const EnvLookup& env) {
   ReadUnsigned(env, "COMMLENS_CONTROL_POLL_MS", 1, 60'000, &cfg.control_poll_ms, &cfg);
   if (const char* s = env("COMMLENS_FSYNC"); s != nullptr) cfg.fsync = std::string_view(s) == "1";
 
-  // Who this process is: the same rules as `commlens record` (launcher/launcher_env.h).
-  launcher::LaunchEnv who = launcher::DetectLaunchEnv(env);
+  // Who this process is: the same rules as `commlens record` (common/launch_env.h).
+  launch_env::LaunchEnv who = launch_env::DetectLaunchEnv(env);
   if (!who.single_process()) {
     cfg.global_rank = who.rank;
     cfg.world_size = who.world_size > 0 ? who.world_size : 0;

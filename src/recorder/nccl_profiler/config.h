@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "recorder/launcher/launcher_env.h"
-#include "recorder/native_format/format.h"
+#include "common/launch_env.h"
+#include "native_format/format.h"
 
 namespace commlens::recorder {
 
@@ -44,7 +44,7 @@ struct RecorderConfig {
   bool fsync = false;                  // COMMLENS_FSYNC
 
   // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm,
-  // PMIx) and COMMLENS_JOB_ID, by the rules of launcher/launcher_env.h.
+  // PMIx) and COMMLENS_JOB_ID, by the rules of common/launch_env.h.
   int global_rank = -1;
   int world_size = 0;
   int local_rank = -1;
@@ -58,7 +58,7 @@ struct RecorderConfig {
 };
 
 // The plugin passes getenv; `commlens record` the environment it gives the job.
-using EnvLookup = launcher::EnvLookup;
+using EnvLookup = launch_env::EnvLookup;
 RecorderConfig ParseConfig(const EnvLookup& env);
 
 // "coll,kernel,proxy" or a number (decimal or 0x...); false if a word is unknown.

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "recorder/native_format/format.h"
+#include "native_format/format.h"
 
 namespace commlens::recorder {
 

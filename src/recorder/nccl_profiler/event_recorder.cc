@@ -1,7 +1,7 @@
 #include "recorder/nccl_profiler/event_recorder.h"
 
 #include "recorder/nccl_profiler/clock.h"
-#include "recorder/nccl_profiler/session.h"
+#include "recorder/nccl_profiler/recording_session.h"
 #include "recorder/nccl_profiler/token.h"
 
 namespace commlens::recorder {

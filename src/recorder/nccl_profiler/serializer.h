@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "recorder/native_format/record_writer.h"
+#include "native_format/record_writer.h"
 #include "recorder/nccl_profiler/context.h"
 
 namespace commlens::recorder {

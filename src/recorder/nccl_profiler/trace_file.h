@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "recorder/native_format/record_writer.h"
+#include "native_format/record_writer.h"
 
 namespace commlens::recorder {
 

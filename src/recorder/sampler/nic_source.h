@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "recorder/sampler/counter_file.h"
-#include "recorder/sampler/nic_counters.h"
+#include "recorder/sampler/counter_file_reader.h"
+#include "recorder/sampler/nic_counter_files.h"
 #include "recorder/sampler/sample_source.h"
 
 namespace commlens::recorder::sampler {

@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_writer.h"
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
 
 namespace commlens::recorder::sampler {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "recorder/sampler/nic_counters.h"
+#include "recorder/sampler/nic_counter_files.h"
 #include "recorder/sampler/sample_buffer.h"
 #include "recorder/sampler/sample_file.h"
 #include "recorder/sampler/sample_source.h"

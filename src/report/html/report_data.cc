@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <array>
 #include <cmath>
-#include <map>
 
 #include "model/activity_class.h"
 #include "model/collective.h"
-#include "report/html/counter_rates.h"
+#include "report/html/counter_charts.h"
 #include "report/html/step_timeline.h"
 #include "report/json_report.h"
 
@@ -57,39 +55,15 @@ json RanksJson(const analysis::JobAnalysis& job) {
   return cols;
 }
 
-// The step the summary describes: the mean over the job's steps of each field of the
-// per-step means (or, without steps, the mean over ranks of the whole window).
+// The step the summary describes (analysis::StepSummary).
 json SummaryJson(const analysis::JobAnalysis& job) {
-  std::vector<const analysis::TimeBreakdown*> parts;
-  for (const analysis::JobStepBreakdown* s : job.SummarizedSteps()) parts.push_back(&s->mean);
-  const bool steps = !parts.empty();
-  if (!steps)
-    for (const auto& a : job.ranks) parts.push_back(&a.time.total);
-  analysis::TimeBreakdown m;
-  for (const auto* p : parts) {
-    m.span += p->span;
-    m.busy += p->busy;
-    m.idle += p->idle;
-    m.compute += p->compute;
-    m.non_compute += p->non_compute;
-    m.comm += p->comm;
-    m.memory += p->memory;
-    m.overlap += p->overlap;
-    m.exposed_comm += p->exposed_comm;
-  }
-  const auto n = static_cast<TimeNs>(std::max<size_t>(parts.size(), 1));
-  for (TimeNs* f : {&m.span, &m.busy, &m.idle, &m.compute, &m.non_compute, &m.comm, &m.memory, &m.overlap,
-                    &m.exposed_comm})
-    *f /= n;
-  json j = BreakdownJson(m);
-  j["over"] = steps ? "steps" : "ranks";
-  j["count"] = parts.size();
-  std::vector<TimeNs> spans;
-  for (const auto* p : parts) spans.push_back(p->span);
-  std::sort(spans.begin(), spans.end());
-  j["span_min_us"] = spans.empty() ? 0.0 : Us(spans.front());
-  j["span_median_us"] = spans.empty() ? 0.0 : Us(spans[(spans.size() - 1) / 2]);
-  j["span_max_us"] = spans.empty() ? 0.0 : Us(spans.back());
+  const analysis::StepSummary& m = job.summary;
+  json j = BreakdownJson(m.mean);
+  j["over"] = m.over_steps ? "steps" : "ranks";
+  j["count"] = m.count;
+  j["span_min_us"] = Us(m.span_min);
+  j["span_median_us"] = Us(m.span_median);
+  j["span_max_us"] = Us(m.span_max);
   j["left_out"] = json::array();
   for (const auto& st : job.step_choice.steps)
     if (!st.left_out.empty()) j["left_out"].push_back({{"step", st.number}, {"why", st.left_out}});
@@ -112,31 +86,15 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
 }
 
 // Every stream of every rank summed: the histogram by gap length and the time by kind.
-json IdleJson(const analysis::JobAnalysis& job) {
-  std::array<uint64_t, analysis::kGapBins> count{};
-  std::array<TimeNs, analysis::kGapBins> time{};
-  std::array<uint64_t, 3> kind_count{};
-  std::array<TimeNs, 3> kind_time{};
-  size_t streams = 0;
-  for (const auto& a : job.ranks)
-    for (const auto& s : a.idle) {
-      ++streams;
-      for (int b = 0; b < analysis::kGapBins; ++b) {
-        count[b] += s.bin_count[b];
-        time[b] += s.bin_time[b];
-      }
-      for (int k = 0; k < 3; ++k) {
-        kind_count[k] += s.kind_count[k];
-        kind_time[k] += s.kind_time[k];
-      }
-    }
-  json j = {{"streams", streams}, {"bins", json::array()}, {"kinds", json::array()}};
+json IdleJson(const analysis::JobIdle& idle) {
+  json j = {{"streams", idle.streams}, {"bins", json::array()}, {"kinds", json::array()}};
   for (int b = 0; b < analysis::kGapBins; ++b)
-    j["bins"].push_back({{"bin", std::string(analysis::GapBinLabel(b))}, {"count", count[b]}, {"time_us", Us(time[b])}});
+    j["bins"].push_back(
+        {{"bin", std::string(analysis::GapBinLabel(b))}, {"count", idle.bin_count[b]}, {"time_us", Us(idle.bin_time[b])}});
   for (int k = 0; k < 3; ++k)
     j["kinds"].push_back({{"kind", std::string(analysis::GapKindName(static_cast<analysis::GapKind>(k)))},
-                          {"count", kind_count[k]},
-                          {"time_us", Us(kind_time[k])}});
+                          {"count", idle.kind_count[k]},
+                          {"time_us", Us(idle.kind_time[k])}});
   return j;
 }
 
@@ -219,13 +177,9 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   doc["schema"] = kReportDataSchema;
   doc["schema_version"] = kReportDataSchemaVersion;
   doc["title"] = options.title.empty() ? "commlens report" : options.title;
-  uint64_t bytes = 0;
   json paths = json::array();
-  for (const auto& r : trace.ranks) {
-    bytes += r.input_bytes;
-    if (paths.size() < 8) paths.push_back(r.path);
-  }
-  doc["inputs"] = {{"ranks", trace.ranks.size()}, {"bytes", bytes}, {"paths", paths}, {"failures", json::array()},
+  for (size_t i = 0; i < trace.ranks.size() && i < 8; ++i) paths.push_back(trace.ranks[i].path);
+  doc["inputs"] = {{"ranks", trace.ranks.size()}, {"bytes", trace.InputBytes()}, {"paths", paths}, {"failures", json::array()},
                    {"warnings", trace.warnings}};
   for (const auto& f : trace.failures) doc["inputs"]["failures"].push_back({{"path", f.path}, {"message", f.message}});
   doc["summary"] = SummaryJson(job);
@@ -245,14 +199,13 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   doc["kernels"] = KernelsJson(job.kernels);
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = report::CrossRankJson(trace, job.cross_rank);  // analyze --json's section, as it is
-  doc["idle"] = IdleJson(job);
+  doc["idle"] = IdleJson(job.idle);
   const StepTimeline tl = BuildStepTimeline(trace, job, options.step, options.timeline_budget);
   doc["timeline"] = TimelineJson(tl);
-  TimeNs origin = INT64_MAX;
-  for (const auto& a : job.ranks)
-    if (a.time.total.span > 0) origin = std::min(origin, a.time.total.first_start);
   const std::vector<CounterChart> counters = ResampleCounters(trace, options.counter_points, 8);
-  if (origin == INT64_MAX)
+  // The charts' time axis starts at the job's first GPU activity, else at the first chart's.
+  TimeNs origin = job.first_gpu_start.value_or(INT64_MAX);
+  if (!job.first_gpu_start)
     for (const auto& c : counters) origin = std::min(origin, c.start);
   doc["counters"] = CountersJson(counters, origin == INT64_MAX ? 0 : origin);
   doc["bench"] = BenchJson(job, options);

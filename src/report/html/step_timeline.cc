@@ -81,14 +81,6 @@ TimelineRow MakeRow(int rank, int device, int stream,
 
 }  // namespace
 
-int64_t MedianStep(const analysis::JobAnalysis& job) {
-  if (job.steps.empty()) return -1;
-  std::vector<std::pair<TimeNs, int64_t>> spans;
-  for (const auto& s : job.steps) spans.emplace_back(s.mean.span, s.number);
-  std::sort(spans.begin(), spans.end());
-  return spans[(spans.size() - 1) / 2].second;
-}
-
 TimeNs CoarsenRow(TimelineRow* row, size_t cap) {
   const size_t n = row->start.size();
   if (n <= cap) return 0;
@@ -130,7 +122,7 @@ TimeNs CoarsenRow(TimelineRow* row, size_t cap) {
 StepTimeline BuildStepTimeline(const model::Trace& trace, const analysis::JobAnalysis& job,
                                int64_t step, size_t budget) {
   StepTimeline tl;
-  tl.step = step >= 0 ? step : MedianStep(job);
+  tl.step = step >= 0 ? step : job.median_span_step;
   struct RankRows {
     TimelineRow summary;
     std::vector<TimelineRow> streams;

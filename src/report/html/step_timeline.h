@@ -45,12 +45,10 @@ struct StepTimeline {
   std::vector<TimelineRow> rows;  // per rank: summary row, then its streams
 };
 
-// Step |step| (-1: the median-length step of the job, or the whole window without steps).
+// Step |step| (-1: the job's typical step, JobAnalysis::median_span_step, or the whole
+// window without steps).
 StepTimeline BuildStepTimeline(const model::Trace& trace, const analysis::JobAnalysis& job,
                                int64_t step, size_t budget);
-
-// The step whose job-mean span is the median; -1 when the job has no steps.
-int64_t MedianStep(const analysis::JobAnalysis& job);
 
 // Fills the shortest gaps between same-state intervals until at most |cap| remain; the
 // longest gap filled, or 0. |row| holds merged lists per state, sorted by start.

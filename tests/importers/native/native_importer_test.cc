@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "passes/finish.h"
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_writer.h"
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
 
 namespace commlens::importers {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "importers/native/native_importer.h"
-#include "recorder/native_format/format.h"
-#include "recorder/native_format/record_writer.h"
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
 
 namespace commlens::importers {
 namespace {

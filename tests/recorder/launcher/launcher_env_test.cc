@@ -1,7 +1,7 @@
-// Launcher environments as each launcher sets them, the job id, the file names, and the
-// plugin reading the same environment the same way (it calls the same code, through its
-// own settings parser).
-#include "recorder/launcher/launcher_env.h"
+// Launcher environments as each launcher sets them (common/launch_env.h), the job id, the
+// file names, and the plugin reading the same environment the same way (it calls the same
+// code, through its own settings parser).
+#include "common/launch_env.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +17,8 @@
 namespace commlens::recorder::launcher {
 namespace {
 
+// The rules live in common/launch_env.h; the recorder and the plugin call them.
+using namespace launch_env;
 using Vars = std::map<std::string, std::string>;
 
 LaunchEnv Detect(const Vars& vars) {

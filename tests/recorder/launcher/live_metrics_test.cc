@@ -20,7 +20,7 @@
 
 #include "recorder/launcher/output_names.h"
 #include "recorder/launcher/samples_tail.h"
-#include "recorder/native_format/record_writer.h"
+#include "native_format/record_writer.h"
 #include "topo/fake_machine.h"
 
 namespace commlens::recorder::launcher {

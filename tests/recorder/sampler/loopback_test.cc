@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 #include "importers/native/native_importer.h"
 #include "recorder/nccl_profiler/clock.h"
 #include "recorder/sampler/sampler.h"
@@ -129,9 +129,9 @@ TEST(LoopbackCheck, SampledTxBytesAccountForTheBytesSent) {
   model::CounterSeries window = *tx;
   window.time.assign(tx->time.begin() + static_cast<ptrdiff_t>(first), tx->time.begin() + static_cast<ptrdiff_t>(last) + 1);
   window.value.assign(tx->value.begin() + static_cast<ptrdiff_t>(first), tx->value.begin() + static_cast<ptrdiff_t>(last) + 1);
-  analysis::RateOptions no_gaps;
+  model::RateOptions no_gaps;
   no_gaps.max_gap = 10'000'000'000;
-  EXPECT_EQ(analysis::RatesOf(window, no_gaps).total, delta);
+  EXPECT_EQ(model::RatesOf(window, no_gaps).total, delta);
 }
 
 // What the sampler costs reading real sysfs files (every interface of this machine, lo

@@ -9,7 +9,7 @@
 #include <map>
 #include <thread>
 
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 #include "importers/native/native_importer.h"
 #include "recorder/sampler/nvml_source.h"
 #include "recorder/nccl_profiler/clock.h"

@@ -8,11 +8,11 @@
 #include <chrono>
 #include <thread>
 
-#include "analysis/counter_rates.h"
+#include "model/counter_rates.h"
 #include "importers/native/native_importer.h"
-#include "recorder/sampler/counter_file.h"
+#include "recorder/sampler/counter_file_reader.h"
 #include "recorder/sampler/fake_nics.h"
-#include "recorder/sampler/nic_counters.h"
+#include "recorder/sampler/nic_counter_files.h"
 #include "recorder/sampler/sampler.h"
 
 namespace commlens::recorder::sampler {
@@ -200,9 +200,9 @@ TEST(SamplerOnFakeSysfs, WritesRawCountersThatImportAndGiveTheRightRates) {
   EXPECT_EQ(efa->value.back(), 5'000'000.0);
   // Ticks are about 2 ms apart but a loaded machine can stretch one: no gap detection
   // here, except where the gap is the point.
-  analysis::RateOptions no_gaps;
+  model::RateOptions no_gaps;
   no_gaps.max_gap = 1'000'000'000;
-  analysis::CounterRates efa_rates = analysis::RatesOf(*efa, no_gaps);
+  model::CounterRates efa_rates = model::RatesOf(*efa, no_gaps);
   EXPECT_EQ(efa_rates.total, 5'000'000.0);
   EXPECT_EQ(efa_rates.unit, "bytes");
   for (double r : efa_rates.rate) EXPECT_GE(r, 0.0);
@@ -210,13 +210,13 @@ TEST(SamplerOnFakeSysfs, WritesRawCountersThatImportAndGiveTheRightRates) {
   const model::CounterSeries* ib = FindSeries(t, "ib.port_xmit_data", "mlx5_0:1");
   ASSERT_TRUE(ib);
   EXPECT_EQ(ib->unit, "4 bytes");
-  EXPECT_EQ(analysis::RatesOf(*ib, no_gaps).total, 5'000'000.0);  // 1.25 M units of 4 bytes
+  EXPECT_EQ(model::RatesOf(*ib, no_gaps).total, 5'000'000.0);  // 1.25 M units of 4 bytes
 
   const model::CounterSeries* wrap = FindSeries(t, "ib.rx_write_requests", "mlx5_0:1");
   ASSERT_TRUE(wrap);
   EXPECT_EQ(wrap->width_bits, 32);
   EXPECT_LT(wrap->value[3], wrap->value[2]);  // the raw values wrap
-  analysis::CounterRates wrap_rates = analysis::RatesOf(*wrap, no_gaps);
+  model::CounterRates wrap_rates = model::RatesOf(*wrap, no_gaps);
   EXPECT_EQ(wrap_rates.wraps, 1u);
   EXPECT_EQ(wrap_rates.resets, 0u);
   EXPECT_EQ(wrap_rates.total, 500.0);
@@ -225,7 +225,7 @@ TEST(SamplerOnFakeSysfs, WritesRawCountersThatImportAndGiveTheRightRates) {
   ASSERT_TRUE(stuck);
   EXPECT_TRUE(stuck->saturates);
   EXPECT_EQ(stuck->width_bits, 32);
-  EXPECT_EQ(analysis::RatesOf(*stuck, no_gaps).stuck, 8u);  // every interval after it saturated
+  EXPECT_EQ(model::RatesOf(*stuck, no_gaps).stuck, 8u);  // every interval after it saturated
   EXPECT_TRUE(AnyNoteHas(t.notes, "is at its maximum"));
 
   const model::CounterSeries* wide = FindSeries(t, "ib.port_rcv_data", "mlx4_0:1");
@@ -233,7 +233,7 @@ TEST(SamplerOnFakeSysfs, WritesRawCountersThatImportAndGiveTheRightRates) {
   EXPECT_EQ(wide->width_bits, 64);  // redefined when 5e9 was read
   EXPECT_FALSE(wide->saturates);
   EXPECT_TRUE(AnyNoteHas(t.notes, "taken as a 64-bit counter"));
-  EXPECT_EQ(analysis::RatesOf(*wide, no_gaps).total, 20'000'000'000.0);
+  EXPECT_EQ(model::RatesOf(*wide, no_gaps).total, 20'000'000'000.0);
 
   // The removed RoCE port: samples before and after, a gone and a back event, and the
   // restart from zero seen as a reset.
@@ -242,13 +242,13 @@ TEST(SamplerOnFakeSysfs, WritesRawCountersThatImportAndGiveTheRightRates) {
   EXPECT_EQ(roce->time.size(), 12u - 2u);  // two ticks while it was away
   EXPECT_TRUE(AnyNoteHas(t.notes, "mlx5_1:1 went away"));
   EXPECT_TRUE(AnyNoteHas(t.notes, "mlx5_1:1 is back"));
-  analysis::CounterRates roce_rates = analysis::RatesOf(*roce, no_gaps);
+  model::CounterRates roce_rates = model::RatesOf(*roce, no_gaps);
   EXPECT_EQ(roce_rates.resets, 1u);
   EXPECT_EQ(roce_rates.total, 1000.0 * 4 + 30.0 * 4);  // before, then 30 counted from zero
   // With a gap limit below the 110+ ms absence, the absence is a gap instead.
-  analysis::RateOptions gaps;
+  model::RateOptions gaps;
   gaps.max_gap = 60'000'000;
-  analysis::CounterRates roce_gap = analysis::RatesOf(*roce, gaps);
+  model::CounterRates roce_gap = model::RatesOf(*roce, gaps);
   EXPECT_EQ(roce_gap.gaps, 1u);
   EXPECT_EQ(roce_gap.total, 1000.0 * 4 + 20.0 * 4);
 

@@ -1,0 +1,433 @@
+#include "recorder/nccl_profiler/recording_session.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/strings.h"
+#include "recorder/launcher/output_names.h"
+#include "recorder/nccl_profiler/clock.h"
+
+#ifndef COMMLENS_VERSION
+#define COMMLENS_VERSION "unknown"
+#endif
+
+namespace commlens::recorder {
+
+namespace nf = native_format;
+
+NoDestructor<Session> g_session;
+
+namespace {
+
+// mkdir -p. True if |dir| exists as a directory afterwards.
+bool MakeDirs(const std::string& dir) {
+  for (size_t at = 1; at <= dir.size(); ++at) {
+    if (at != dir.size() && dir[at] != '/') continue;
+    std::string part = dir.substr(0, at);
+    if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+void StoreMask(int* mask, uint32_t value) {
+  if (mask != nullptr) std::atomic_ref<int>(*mask).store(static_cast<int>(value), std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void Session::OnProcessExit() {
+  std::lock_guard<std::mutex> lk(lifecycle_mu_);
+  exited_ = true;  // a communicator created by another exit handler is not recorded
+  // A forked child (a data-loader worker) inherits a running session whose flusher
+  // thread and file belong to the parent: leave both alone.
+  if (!running_ || getpid() != pid_) return;
+  StopSession(nf::EndReason::kProcessExit);
+}
+
+abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32_t supported,
+                          abi::Logger log, Context** out) {
+  std::lock_guard<std::mutex> lk(lifecycle_mu_);
+  if (exited_) return abi::kInternalError;  // no flusher would outlive this exit
+  if (!running_) {
+    abi::Result r = StartLocked(params, supported, log);
+    if (r != abi::kSuccess) return r;
+  }
+  if (next_index_ >= kMaxContexts) {
+    Log(abi::kLogWarn, "commlens: more than %u communicators in one session; not recording comm %llx",
+        kMaxContexts, static_cast<unsigned long long>(params.hash));
+    return abi::kInternalError;
+  }
+  auto ctx = std::make_unique<Context>(next_index_, params, RealtimeNs());
+  if (!ctx->Allocate(cfg_)) {
+    Log(abi::kLogWarn, "commlens: cannot allocate event buffers for comm %llx",
+        static_cast<unsigned long long>(params.hash));
+    return abi::kSystemError;
+  }
+  Context* raw = ctx.get();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    contexts_.push_back(std::move(ctx));
+    registry_[next_index_].store(raw, std::memory_order_release);
+  }
+  ++next_index_;
+  ++live_contexts_;
+  mask_ptr_.store(activation_mask, std::memory_order_relaxed);
+  ApplyRecordingState();
+  Log(abi::kLogInfo, "commlens: recording comm %llx (\"%s\", rank %d of %d) to %s",
+      static_cast<unsigned long long>(params.hash), raw->name().c_str(), params.rank,
+      params.nranks, path_.c_str());
+  *out = raw;
+  return abi::kSuccess;
+}
+
+abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, abi::Logger log) {
+  log_ = log;
+  cfg_ = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
+  pid_ = getpid();
+  abi_version_ = params.abi_version;
+  full_mask_ = cfg_.event_mask & supported;
+  kernel_sample_ = (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
+  ops_started_.store(0);
+  start_mono_ns_ = MonotonicNs();
+  start_real_ns_ = RealtimeNs();
+  next_index_ = 0;
+  live_contexts_ = 0;
+  serializer_ = Serializer();
+  seq_gaps_.store(0);
+  total_colls_.store(0);
+  colls_reached_.store(false);
+  count_trigger_ = cfg_.capture_after_colls > 0;
+  const bool wait_first = cfg_.capture_after_colls > 0 || cfg_.capture_after_s > 0;
+  window_.store(wait_first ? kBefore : kOpen);
+  window_open_mono_ns_.store(wait_first ? 0 : start_mono_ns_);
+  window_open_real_ns_.store(0);
+  window_close_real_ns_.store(0);
+  control_.store(kControlOn);
+  if (!cfg_.control_path.empty()) PollControl();
+  logged_window_ = window_.load();
+  logged_control_ = control_.load();
+  for (const std::string& w : cfg_.warnings) Log(abi::kLogWarn, "commlens: %s", w.c_str());
+
+  if (!OpenFile()) return abi::kSystemError;
+  WriteProcessRecord();
+  stop_flusher_ = false;
+  try {
+    flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
+  } catch (...) {
+    Log(abi::kLogWarn, "commlens: cannot start the flusher thread");
+    file_.Close();
+    return abi::kSystemError;
+  }
+  RegisterExitHandler();
+  running_ = true;
+  return abi::kSuccess;
+}
+
+// Once per process. Exit handlers run before the destructors of libraries loaded
+// earlier (NCCL's among them), so the logger and NCCL's mask are still there.
+void Session::RegisterExitHandler() {
+  if (exit_handler_registered_) return;
+  exit_handler_registered_ = std::atexit([] { TheSession().OnProcessExit(); }) == 0;
+  if (!exit_handler_registered_)
+    Log(abi::kLogWarn, "commlens: cannot register an exit handler; a job that exits without "
+                       "finalizing NCCL loses its events since the last flush");
+}
+
+bool Session::OpenFile() {
+  const std::string& out = cfg_.out;
+  struct stat st;
+  const std::string_view suffix = launcher::kTraceSuffix;
+  const bool is_file = EndsWith(out, suffix) || (stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
+  if (is_file) {
+    path_ = out;
+    if (session_number_ > 0 && EndsWith(out, suffix))
+      path_ = out.substr(0, out.size() - suffix.size()) + ".s" + std::to_string(session_number_) + std::string(suffix);
+  } else {
+    if (!MakeDirs(out)) {
+      Log(abi::kLogWarn, "commlens: cannot create output folder %s: %s", out.c_str(), std::strerror(errno));
+      return false;
+    }
+    // <job>.rank<R>.<host>.<pid>[.s<N>].cltrace, the layout `commlens record` documents.
+    path_ = out + "/" +
+            launcher::PluginTraceFileName(cfg_.job_id, cfg_.global_rank, HostName(), pid_, session_number_);
+  }
+  if (int error = file_.Open(path_); error != 0) {
+    Log(abi::kLogWarn, "commlens: cannot open %s: %s", path_.c_str(), std::strerror(error));
+    return false;
+  }
+  return true;
+}
+
+void Session::WriteProcessRecord() {
+  std::unique_lock<std::mutex> g(mu_);
+  strings_.AppendFileHeader();
+  nf::ProcessRecord p{};
+  p.start_realtime_ns = RealtimeNs();
+  p.start_monotonic_ns = MonotonicNs();
+  p.pid = pid_;
+  p.global_rank = cfg_.global_rank;
+  p.world_size = cfg_.world_size;
+  p.local_rank = cfg_.local_rank;
+  p.hostname = serializer_.InternText(HostName(), strings_);
+  p.job_id = serializer_.InternText(cfg_.job_id, strings_);
+  p.plugin_version = serializer_.InternText("commlens " COMMLENS_VERSION, strings_);
+  p.abi_version = static_cast<uint32_t>(abi_version_);
+  p.event_mask = full_mask_;
+  p.buffer_events = cfg_.buffer_events;
+  p.flush_interval_ms = cfg_.flush_interval_ms;
+  body_.Append(nf::RecordType::kProcess, p);
+  QueueLocked();
+  g.unlock();
+  WriteQueued();
+}
+
+void Session::Finalize(Context* ctx) {
+  if (ctx == nullptr) return;
+  std::lock_guard<std::mutex> lk(lifecycle_mu_);
+  if (!running_) return;  // the session already ended (process exit)
+  bool last = false;
+  {
+    // Queued only: the flusher writes it with its next flush (or the session's end does),
+    // so finalize never waits for the disk.
+    std::lock_guard<std::mutex> g(mu_);
+    serializer_.SerializeContext(*ctx, seq_gaps_.load(), true, strings_, body_);
+    QueueLocked();
+    ctx->retired = true;
+    registry_[ctx->index()].store(nullptr, std::memory_order_release);
+    last = --live_contexts_ == 0;
+  }
+  if (last) StopSession(nf::EndReason::kFinalize);
+}
+
+// Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
+void Session::StopSession(nf::EndReason reason) {
+  StopFlusher();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    recording_.store(false, std::memory_order_relaxed);
+    StoreMask(mask_ptr_.load(), 0);
+    SerializeLocked(true);
+    nf::EndRecord end{};
+    end.time_ns = RealtimeNs();
+    end.reason = static_cast<uint32_t>(reason);
+    body_.Append(nf::RecordType::kEnd, end);
+    QueueLocked();
+  }
+  WriteQueued();
+  file_.Close();
+  running_ = false;
+  ++session_number_;
+  // After the last finalize NCCL makes no call for these communicators. At process exit
+  // its threads may still call in: the contexts stay, as the session does.
+  if (reason == nf::EndReason::kFinalize) ReleaseContexts();
+}
+
+void Session::StopFlusher() {
+  {
+    std::lock_guard<std::mutex> w(wake_mu_);
+    stop_flusher_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_ && flusher_->joinable()) flusher_->join();
+  flusher_.reset();
+}
+
+void Session::ReleaseContexts() {
+  std::lock_guard<std::mutex> g(mu_);
+  for (auto& slot : registry_) slot.store(nullptr, std::memory_order_release);
+  contexts_.clear();
+}
+
+void Session::FlusherLoop() {
+  const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
+  const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;
+  constexpr int64_t kWindowPollNs = 20'000'000;
+  int64_t next_flush = MonotonicNs() + interval_ns;
+  std::unique_lock<std::mutex> lk(wake_mu_);
+  while (!stop_flusher_) {
+    int64_t now = MonotonicNs();
+    int64_t deadline = next_flush;
+    if (!cfg_.control_path.empty()) deadline = std::min(deadline, now + poll_ns);
+    if (cfg_.has_capture_window() && window_.load() != kClosed)
+      deadline = std::min(deadline, now + kWindowPollNs);
+    wake_.wait_for(lk, std::chrono::nanoseconds(std::max<int64_t>(deadline - now, 0)),
+                   [this] { return stop_flusher_; });
+    if (stop_flusher_) break;
+    lk.unlock();
+    now = MonotonicNs();
+    if (!cfg_.control_path.empty()) PollControl();
+    UpdateWindow(now);
+    ApplyRecordingState();
+    if (now >= next_flush) {
+      Flush();
+      next_flush = now + interval_ns;
+    }
+    lk.lock();
+  }
+}
+
+// Serializes under mu_, writes outside it: init and finalize wait for the first only.
+void Session::Flush() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    SerializeLocked(false);
+  }
+  WriteQueued();
+}
+
+// Marks and the finished events of every live communicator, queued for the file. A
+// periodic flush ends with the alive mark (the end record says it at the end), so that
+// the newest one is the file's last record whenever no write is under way: the live
+// metrics read it from there (launcher/rank_progress.h).
+void Session::SerializeLocked(bool final) {
+  EmitMarksLocked();
+  const uint64_t gaps = seq_gaps_.load();
+  int64_t last_progress = start_real_ns_;
+  for (auto& ctx : contexts_) {
+    if (!ctx->retired) serializer_.SerializeContext(*ctx, gaps, final, strings_, body_);
+    last_progress = std::max(last_progress, ctx->last_progress_ns());
+  }
+  if (!final) {
+    nf::MarkRecord alive{};
+    alive.time_ns = RealtimeNs();
+    alive.what = static_cast<uint32_t>(nf::MarkKind::kAlive);
+    alive.last_progress_ns = last_progress;
+    body_.Append(nf::RecordType::kMark, alive);
+  }
+  QueueLocked();
+}
+
+// Strings before the body: every string id is defined before its first use.
+void Session::QueueLocked() {
+  file_.Queue(strings_);
+  file_.Queue(body_);
+  strings_.Clear();
+  body_.Clear();
+}
+
+void Session::WriteQueued() {
+  if (int error = file_.Write(cfg_.fsync); error != 0) {
+    // Never fail the job for its trace: say it once and stop writing.
+    Log(abi::kLogWarn, "commlens: writing %s failed (%s); recording stops", path_.c_str(),
+        std::strerror(error));
+  }
+}
+
+void Session::CountTowardsWindow() {
+  uint64_t n = total_colls_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n < cfg_.capture_after_colls || window_.load(std::memory_order_relaxed) != kBefore) return;
+  colls_reached_.store(true, std::memory_order_relaxed);
+  if (cfg_.capture_after_s <= 0) OpenWindow();
+}
+
+void Session::OpenWindow() {
+  int expected = kBefore;
+  if (!window_.compare_exchange_strong(expected, kOpen)) return;
+  window_open_mono_ns_.store(MonotonicNs());
+  window_open_real_ns_.store(RealtimeNs());
+  ApplyRecordingState();
+}
+
+void Session::UpdateWindow(int64_t now_mono) {
+  int w = window_.load();
+  if (w == kBefore) {
+    bool time_ok = cfg_.capture_after_s <= 0 ||
+                   now_mono >= start_mono_ns_ + static_cast<int64_t>(cfg_.capture_after_s * 1e9);
+    bool count_ok = !count_trigger_ || colls_reached_.load();
+    if (time_ok && count_ok) OpenWindow();
+  } else if (w == kOpen && cfg_.capture_duration_s > 0) {
+    int64_t end = window_open_mono_ns_.load() + static_cast<int64_t>(cfg_.capture_duration_s * 1e9);
+    if (now_mono >= end) {
+      window_close_real_ns_.store(RealtimeNs());
+      window_.store(kClosed);
+    }
+  }
+}
+
+void Session::PollControl() {
+  int fd = open(cfg_.control_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char c = 0;
+  ssize_t n = pread(fd, &c, 1, 0);
+  close(fd);
+  if (n != 1) return;
+  int next = c == '1' ? kControlOn : c == '0' ? kControlOff : (c == 'c' || c == 'C') ? kControlCountOnly : -1;
+  if (next < 0) return;
+  int prev = control_.exchange(next);
+  if (prev != next) control_change_real_ns_ = RealtimeNs();
+  if (prev != kControlOff && next == kControlOff) seq_gaps_.fetch_add(1);
+}
+
+uint32_t Session::RecordingMask() const {
+  // Sampling starts with the kernel bit off; SampleKernels turns it on for 1 op in N.
+  return kernel_sample_ > 1 ? full_mask_ & ~EventBit(EventKind::kKernelCh) : full_mask_;
+}
+
+void Session::SampleKernels() {
+  const uint64_t k = ops_started_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
+  const bool time_next = k % kernel_sample_ == 0;
+  StoreMask(mask_ptr_.load(std::memory_order_relaxed),
+            time_next ? full_mask_ : full_mask_ & ~EventBit(EventKind::kKernelCh));
+}
+
+void Session::ApplyRecordingState() {
+  const int control = control_.load();
+  const bool rec = window_.load() == kOpen && control == kControlOn;
+  uint32_t mask = rec ? RecordingMask() : control == kControlOff ? 0 : kCountOnlyMask;
+  recording_.store(rec, std::memory_order_relaxed);
+  StoreMask(mask_ptr_.load(), mask);
+}
+
+void Session::EmitMarksLocked() {
+  const int w = window_.load();
+  const int c = control_.load();
+  auto mark = [this](nf::MarkKind what, int64_t when) {
+    nf::MarkRecord m{};
+    m.time_ns = when != 0 ? when : RealtimeNs();
+    m.what = static_cast<uint32_t>(what);
+    body_.Append(nf::RecordType::kMark, m);
+  };
+  // A window can open and close between two flushes: write both, in order.
+  if (w != logged_window_ && logged_window_ == kBefore)
+    mark(nf::MarkKind::kCaptureStart, window_open_real_ns_.load());
+  if (w == kClosed && logged_window_ != kClosed)
+    mark(nf::MarkKind::kCaptureStop, window_close_real_ns_.load());
+  logged_window_ = w;
+  if (c != logged_control_) {
+    mark(c == kControlOn    ? nf::MarkKind::kControlOn
+         : c == kControlOff ? nf::MarkKind::kControlOff
+                            : nf::MarkKind::kControlCountOnly,
+         control_change_real_ns_);
+    logged_control_ = c;
+  }
+}
+
+void Session::Log(abi::LogLevel level, const char* fmt, ...) const {
+  if (log_ == nullptr) return;
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  log_(level, abi::kLogSubsysProfile, "commlens", 0, "%s", buf);
+}
+
+}  // namespace commlens::recorder

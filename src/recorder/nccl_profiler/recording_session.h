@@ -1,0 +1,179 @@
+// The recording session: everything the plugin holds for the whole process. NCCL's ABI
+// gives stopEvent nothing but the event handle, so one process-wide object has to find
+// a handle's communicator; this is it, and nothing else in the plugin is global.
+//
+// A session starts at the first communicator's init (settings are read from the
+// environment then, the trace file is opened, the flusher thread starts) and ends at
+// the last communicator's finalize or at process exit, whichever comes first. A later
+// init starts a new session with a new file.
+//
+// Lifetime: the one Session is never destroyed (TheSession). NCCL holds raw Context
+// pointers and tokens naming them, and its threads may call in until the process is
+// gone, also while exit() runs destructors; so process exit (an atexit handler) ends the
+// session, flushing and writing the End record, and frees nothing. Only the last
+// finalize, after which NCCL makes no call for those communicators, frees contexts.
+//
+// Recording state: events are recorded while the capture window is open and the control
+// file (if any) says on. Outside that, the activation mask NCCL reads is cut to Coll and
+// P2p only, so every rank keeps numbering its ops; "off" in the control file clears it.
+//
+// Threading: the hot path reads |recording_|, the registry and the mask with relaxed or
+// acquire loads and never locks. |lifecycle_mu_| serializes init, finalize and exit;
+// |mu_| guards the contexts, the serializer and its record buffers, and is taken by
+// init/finalize and by each flush to serialize and queue records, never across a disk
+// write (TraceFile; order: lifecycle_mu_, mu_, then the file's locks). The flusher owns
+// the control and window bookkeeping.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
+#include "recorder/nccl_profiler/abi/profiler_abi.h"
+#include "recorder/nccl_profiler/config.h"
+#include "recorder/nccl_profiler/context.h"
+#include "recorder/nccl_profiler/serializer.h"
+#include "recorder/nccl_profiler/token.h"
+#include "recorder/nccl_profiler/trace_file.h"
+
+namespace commlens::recorder {
+
+class Session {
+ public:
+  Session() = default;
+  ~Session() = delete;  // never destroyed: see the top of this file
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Registers a communicator; starts the session first if none is running. |supported|
+  // is the event mask of the ABI version NCCL loaded us through. On success stores the
+  // activation mask NCCL must use and returns the new context.
+  abi::Result Init(const CommParams& params, int* activation_mask, uint32_t supported,
+                   abi::Logger log, Context** out);
+  // Queues the communicator's last events and retires it; the last one ends the session.
+  void Finalize(Context* ctx);
+  // The atexit handler (registered by the first session): ends a running session as the
+  // last finalize would, but keeps every context, and refuses later inits.
+  void OnProcessExit();
+
+  // Hot path.
+  Context* ContextAt(uint32_t index) const {
+    return registry_[index].load(std::memory_order_acquire);
+  }
+  bool recording() const { return recording_.load(std::memory_order_relaxed); }
+  void OnCollSeen() {
+    if (count_trigger_) CountTowardsWindow();
+  }
+  // Every op start (coll or p2p): with COMMLENS_KERNEL_SAMPLE = N > 1, switches NCCL's
+  // KernelCh bit so that about 1 op in N gets kernel timing. NCCL reads the mask when an
+  // API call starts, so this op's count decides the next op's timing.
+  void OnOpStarted() {
+    if (kernel_sample_ > 1) SampleKernels();
+  }
+  int pid() const { return pid_; }
+
+ private:
+  enum Window : int { kBefore, kOpen, kClosed };
+  enum Control : int { kControlOn, kControlOff, kControlCountOnly };
+
+  abi::Result StartLocked(const CommParams& params, uint32_t supported, abi::Logger log);
+  void RegisterExitHandler();
+  void StopSession(native_format::EndReason reason);
+  void StopFlusher();
+  void SampleKernels();
+  uint32_t RecordingMask() const;
+  void ReleaseContexts();
+  bool OpenFile();
+  void WriteProcessRecord();
+  void FlusherLoop();
+  void Flush();
+  void SerializeLocked(bool final);
+  void QueueLocked();
+  void WriteQueued();
+  void CountTowardsWindow();
+  void OpenWindow();
+  void UpdateWindow(int64_t now_mono);
+  void PollControl();
+  void ApplyRecordingState();
+  void EmitMarksLocked();
+  void Log(abi::LogLevel level, const char* fmt, ...) const;
+
+  std::mutex lifecycle_mu_;
+  std::mutex mu_;
+  bool running_ = false;
+  bool exit_handler_registered_ = false;
+  bool exited_ = false;  // the process is exiting: no new session
+  int session_number_ = 0;
+  int pid_ = 0;
+  RecorderConfig cfg_;
+  abi::Logger log_ = nullptr;
+  int abi_version_ = 0;
+  uint32_t full_mask_ = 0;
+  uint32_t kernel_sample_ = 1;             // cfg_.kernel_sample, copied for the hot path
+  std::atomic<uint64_t> ops_started_{0};  // for the kernel sampling
+  int64_t start_mono_ns_ = 0;
+  int64_t start_real_ns_ = 0;  // progress before the first op (MarkRecord::last_progress_ns)
+
+  // Output. The serializer and the record buffers are under mu_; the file has its own
+  // locks; |path_| is set at session start only.
+  std::string path_;
+  TraceFile file_;
+  Serializer serializer_;
+  native_format::RecordWriter strings_;
+  native_format::RecordWriter body_;
+
+  // Communicators (contexts_ under mu_; the registry is read lock-free).
+  std::array<std::atomic<Context*>, kMaxContexts> registry_{};
+  std::vector<std::unique_ptr<Context>> contexts_;  // live and retired, freed at the last finalize
+  uint32_t next_index_ = 0;  // comm indexes are not reused within a file
+  int live_contexts_ = 0;
+
+  // Flusher thread (a pointer, so a forked child can let go of its parent's).
+  std::unique_ptr<std::thread> flusher_;
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool stop_flusher_ = false;  // under wake_mu_
+
+  // Recording state.
+  std::atomic<bool> recording_{false};
+  std::atomic<int*> mask_ptr_{nullptr};
+  std::atomic<int> window_{kOpen};
+  std::atomic<int> control_{kControlOn};
+  bool count_trigger_ = false;  // capture_after_colls > 0; fixed while running
+  std::atomic<bool> colls_reached_{false};
+  std::atomic<uint64_t> total_colls_{0};
+  std::atomic<int64_t> window_open_mono_ns_{0};
+  std::atomic<int64_t> window_open_real_ns_{0};
+  std::atomic<int64_t> window_close_real_ns_{0};
+  std::atomic<uint64_t> seq_gaps_{0};
+  int64_t control_change_real_ns_ = 0;  // flusher: when the control file last changed state
+  int logged_window_ = kOpen;           // under mu_: last state written as a Mark
+  int logged_control_ = kControlOn;
+};
+
+// Storage for an object built when the library is loaded and never destroyed: its
+// destructor is trivial, so nothing runs for it at exit or unload.
+template <typename T>
+class NoDestructor {
+ public:
+  NoDestructor() { new (storage_) T(); }
+  T& get() { return *std::launder(reinterpret_cast<T*>(storage_)); }
+
+ private:
+  alignas(T) unsigned char storage_[sizeof(T)];
+};
+
+// The one instance, defined in recording_session.cc.
+extern NoDestructor<Session> g_session;
+inline Session& TheSession() { return g_session.get(); }
+
+}  // namespace commlens::recorder
