@@ -17,10 +17,10 @@
 // row that ends before it starts (the importer promises to count such rows instead).
 //
 // The job is analyzed only when its times span less than 2^50 ns (13 days), as
-// summary_fuzzer does: the importers accept any time within +-2^62 ns, and the analyses
-// sum durations without saturating, so two rows that each last over 2^62 ns overflow
-// (found here: analysis/kernel_breakdown.cc, class and kernel totals; the analyses are
-// another component's, and the fix belongs there).
+// summary_fuzzer does: the importers accept any time within +-2^62 ns, and of the
+// analyses' duration sums only the kernel, class and busy totals saturate (found here:
+// two rows each lasting over 2^62 ns overflowed analysis/kernel_breakdown.cc); the others
+// assume a real run's span.
 //
 // Edit encoding, one after another until the input ends (at most kMaxEdits): an op byte,
 // then its operands; a table is a byte (an index into kTables), a row two bytes (an

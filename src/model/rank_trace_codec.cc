@@ -163,7 +163,18 @@ void CheckColumns(Reader& in, const Table& t, Columns columns, const char* table
   });
 }
 
-// What the analyses index by: column lengths, enums, string ids and row references.
+// The model's promise about times (model/trace.h): every row of a span table starts and
+// ends within +-2^62 ns and does not end before it starts; counter samples are in range.
+// The analyses subtract these times without checking.
+void CheckSpans(Reader& in, const std::vector<TimeNs>& start, const std::vector<TimeNs>& end, const char* table) {
+  for (size_t i = 0; i < start.size(); ++i)
+    if (!TimeInRange(start[i]) || !TimeInRange(end[i]) || end[i] < start[i])
+      return in.Fail(std::string(table) + " row " + std::to_string(i) + ": times " + std::to_string(start[i]) +
+                     " to " + std::to_string(end[i]) + " ns are out of range or reversed");
+}
+
+// What the analyses index by: column lengths, enums, string ids and row references; and
+// the times they subtract.
 void CheckTables(Reader& in, const RankTrace& r) {
   CheckColumns(in, r.gpu, [](const auto& t, auto&& f) { GpuColumns(t, f); }, "GPU activities");
   CheckColumns(in, r.host, [](const auto& t, auto&& f) { HostColumns(t, f); }, "host events");
@@ -193,6 +204,13 @@ void CheckTables(Reader& in, const RankTrace& r) {
   CheckRows(in, r.comms.group, r.groups.size(), "group");
   for (const CounterSeries& c : r.counters)
     if (static_cast<uint8_t>(c.owner) > static_cast<uint8_t>(CounterOwner::kNic)) return in.Fail("bad counter owner");
+  CheckSpans(in, r.gpu.start, r.gpu.end, "GPU activities");
+  CheckSpans(in, r.host.start, r.host.end, "host events");
+  CheckSpans(in, r.annotations.start, r.annotations.end, "annotations");
+  CheckSpans(in, r.comms.start, r.comms.end, "comm ops");
+  for (const CounterSeries& c : r.counters)
+    for (TimeNs t : c.time)
+      if (in.ok() && !TimeInRange(t)) return in.Fail("counter " + c.name + ": a sample time out of range");
 }
 
 // ---- decoding ----

@@ -368,6 +368,14 @@ TEST(RankTraceCodec, ColumnsOfUnequalLengthAreRefused) {
   // The first column short: every other one is then longer than the table.
   fails([](RankTrace& t) { t.comms.start.pop_back(); }, "comm ops: column 2 (in model/trace.h order) has 2 rows, the table 1");
   fails([](RankTrace& t) { t.counters[0].value.pop_back(); }, "counter net.tx_bytes: 1 values at 2 times");
+
+  // Times the importers never keep (model/trace.h): the analyses subtract them unchecked.
+  // A comm op starting at kNoTime overflowed analysis/collectives.cc (found by summary_fuzzer).
+  fails([](RankTrace& t) { t.comms.start[1] = kNoTime; }, "comm ops row 1: times");
+  fails([](RankTrace& t) { t.gpu.end[0] = kTimeLimit; }, "GPU activities row 0: times");
+  fails([](RankTrace& t) { t.host.end[1] = t.host.start[1] - 1; }, "host events row 1: times");
+  fails([](RankTrace& t) { t.annotations.start[0] = -kTimeLimit; }, "annotations row 0: times");
+  fails([](RankTrace& t) { t.counters[0].time[1] = INT64_MAX; }, "counter net.tx_bytes: a sample time out of range");
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Packs the reader fuzzers for a campaign on a machine with many cores (the GPU machine's
+# CPUs): the fuzzers of build-fuzz/ without their debug info, the Debian libraries they
+# link (that machine lacks them), and each target's corpus, into .device/fuzz/ (ignored by
+# git; carried to the machine). Then run scripts/device/fuzz_campaign.sh there.
+#   scripts/fuzz.sh 1 && scripts/device/pack_fuzzers.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=.device/fuzz
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib"
+for f in build-fuzz/fuzz/*_fuzzer; do
+  strip --strip-debug -o "$out/bin/$(basename "$f")" "$f"
+done
+# The libraries that are not the C and C++ runtimes, which every Linux has.
+for f in "$out"/bin/*; do ldd "$f"; done | awk '/=> \// {print $3}' | sort -u |
+  grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt)\.so' |
+  while read -r lib; do cp -L "$lib" "$out/lib/"; done
+# The corpora grown by earlier runs (build-fuzz/corpus), else the seeds (fuzz/corpus).
+cp -r build-fuzz/corpus "$out/corpus" 2>/dev/null || mkdir -p "$out/corpus"
+# One archive: what travels to the machine is limited (64 MiB with the working tree).
+tar -C "$out" -c bin lib corpus | xz -6 -T0 > .device/fuzz.tar.xz
+rm -rf "$out"; mkdir -p "$out"; mv .device/fuzz.tar.xz "$out/"
+du -sh "$out"/* | sed 's/^/pack: /'
