@@ -30,6 +30,7 @@ RankAnalysis AnalyzeRank(const model::RankTrace& r, const AnalyzeOptions& option
   a.kernels = ComputeKernelBreakdown(r, a.window.rows, options.top_kernels);
   a.idle = ComputeIdleGaps(r, a.window.rows, options.idle);
   a.ops_in_window = OpsInWindow(r, a.window);
+  a.group_comm = ComputeGroupComm(r, a.window);
   return a;
 }
 
@@ -100,6 +101,15 @@ JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> rank
     job.cross_rank = AnalyzeCrossRank(trace, in_window, arrivals, times, noise, job.collectives, answered, options.doing_at);
   }
   job.counters = AnalyzeCounters(trace, windows, in_window);
+  {
+    std::vector<const std::vector<GroupComm>*> group_comm;
+    for (const RankAnalysis& a : job.ranks) group_comm.push_back(&a.group_comm);
+    std::vector<int64_t> numbers;
+    for (const JobStepBreakdown& s : summarized) numbers.push_back(s.number);
+    const model::TimeNs window_span =
+        job.ranks.empty() ? 0 : job.span_rank_time / static_cast<model::TimeNs>(job.ranks.size());
+    job.roles = FindParallelRoles(trace, group_comm, job.steps, numbers, window_span);
+  }
   job.findings = FindFindings(trace, job);
   return job;
 }

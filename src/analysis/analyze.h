@@ -9,9 +9,11 @@
 #include "analysis/collectives.h"
 #include "analysis/cross_rank.h"
 #include "analysis/findings.h"
+#include "analysis/group_comm.h"
 #include "analysis/idle_gaps.h"
 #include "analysis/kernel_breakdown.h"
 #include "analysis/nic_analysis.h"
+#include "analysis/parallel_roles.h"
 #include "analysis/step_choice.h"
 #include "analysis/stretch_questions.h"
 #include "analysis/time_breakdown.h"
@@ -43,6 +45,7 @@ struct RankAnalysis {
   KernelBreakdown kernels;
   std::vector<StreamIdle> idle;
   std::vector<uint8_t> ops_in_window;  // per comm op: in the window (collectives.h OpsInWindow)
+  std::vector<GroupComm> group_comm;   // communication per process group, exposed or not
 };
 
 // Job-level results are computed here, once, so every report (text, JSON, CSV, HTML)
@@ -59,6 +62,7 @@ struct JobAnalysis {
   JobIdle idle;                         // every stream's idle gaps summed, the job's longest gaps
   CollectiveAnalysis collectives;
   CrossRankAnalysis cross_rank;         // stragglers and why, hangs, contention, pipeline
+  ParallelRoles roles;                  // each group's parallelism, exposed communication per role
   CounterAnalysis counters;             // NIC ports, GPU metrics, wire against claimed bytes
   std::vector<BenchCurve> bench;        // the benchmark the bandwidths were held against
   std::vector<Finding> findings;        // the verdict: every report opens with it

@@ -218,12 +218,22 @@ void ExposedComm(const FindingsInput& in, std::vector<Finding>* out) {
   const double comm = StepMean(in.job, [](const auto& b) { return b.comm; });
   const double overlap = StepMean(in.job, [](const auto& b) { return b.overlap; });
   if (span <= 0 || 100.0 * exposed / span < kMinExposedPct) return;
-  out->push_back({"exposed_comm",
-                  fmt::format("Communication is exposed for {} {} ({:.1f}% of the time): no compute runs "
-                              "beside it. {:.0f}% of communication time is hidden behind compute.",
-                              Dur(exposed), PerStep(in.job), 100.0 * exposed / span,
-                              comm > 0 ? 100.0 * overlap / comm : 0.0),
-                  "breakdown", exposed});
+  std::string text = fmt::format("Communication is exposed for {} {} ({:.1f}% of the time): no compute runs "
+                                 "beside it. {:.0f}% of communication time is hidden behind compute.",
+                                 Dur(exposed), PerStep(in.job), 100.0 * exposed / span,
+                                 comm > 0 ? 100.0 * overlap / comm : 0.0);
+  // By parallelism role, where some group's role is known.
+  const ParallelRoles& roles = in.job.roles;
+  std::string by_role;
+  bool named = false;
+  for (ParallelRole r : roles.Present()) {
+    named = named || r != ParallelRole::kUnknown;
+    const model::TimeNs t = roles.summary.exposed[static_cast<size_t>(r)];
+    if (t > 0) by_role += fmt::format("{}{} {:.1f}%", by_role.empty() ? "" : ", ", RoleShort(r), roles.summary.ExposedPct(r));
+  }
+  if (roles.has_kernels && named && !by_role.empty())
+    text += " By parallelism: " + by_role + " of the step exposed.";
+  out->push_back({"exposed_comm", text, "breakdown", exposed});
 }
 
 void Idle(const FindingsInput& in, std::vector<Finding>* out) {

@@ -57,16 +57,17 @@ namespace {
 constexpr uint32_t kAnalysisMagic = 0x41524c43;  // "CLRA" in a little-endian dump
 constexpr uint32_t kBatchMagic = 0x51534c43;     // "CLSQ"
 constexpr uint32_t kAnswersMagic = 0x41534c43;   // "CLSA"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: the communication per process group
 
 // Copied raw: plain numbers, and the time breakdowns (all 8-byte integers, no padding, no
 // bool). Any other struct goes field by field, so a damaged byte cannot become a bool
 // that is neither true nor false.
 template <typename T>
 constexpr bool kRaw = std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, TimeBreakdown> ||
-                      std::is_same_v<T, StepBreakdown>;
+                      std::is_same_v<T, StepBreakdown> || std::is_same_v<T, GroupComm>;
 static_assert(std::has_unique_object_representations_v<TimeBreakdown> &&
-                  std::has_unique_object_representations_v<StepBreakdown>,
+                  std::has_unique_object_representations_v<StepBreakdown> &&
+                  std::has_unique_object_representations_v<GroupComm>,
               "time breakdowns are copied raw: no padding");
 
 // The fields of each struct, for both directions; structured bindings of the whole
@@ -94,12 +95,12 @@ void StreamIdleFields(T& s, F&& f) {
 }
 template <typename T, typename F>
 void AnalysisFields(T& a, F&& f) {
-  auto& [trace, window, time, kernels, idle, ops_in_window] = a;
+  auto& [trace, window, time, kernels, idle, ops_in_window, group_comm] = a;
   auto& [state_time, class_total, kernel_list, top_n] = kernels;
   WindowFields(window, f);
   f(time.total), f(time.steps);
   f(state_time), f(class_total), f(kernel_list), f(top_n);
-  f(idle), f(ops_in_window);
+  f(idle), f(ops_in_window), f(group_comm);
 }
 template <typename T, typename F>
 void QuestionFields(T& q, F&& f) {

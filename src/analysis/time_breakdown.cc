@@ -52,11 +52,7 @@ TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vect
   return b;
 }
 
-RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w) {
-  RankTimeBreakdown out;
-  out.total = ComputeTimeBreakdown(rank, w.rows);
-  // Every step, the ones the window leaves out (warm-up) too: an activity belongs to the
-  // step whose range holds its launch.
+std::vector<std::vector<uint32_t>> RowsPerStep(const model::RankTrace& rank) {
   std::vector<std::vector<uint32_t>> per_step(rank.steps.size());
   const model::GpuActivities& g = rank.gpu;
   const auto& steps = rank.steps;
@@ -68,6 +64,13 @@ RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const A
     if (it == steps.begin() || t > (it - 1)->end) continue;
     per_step[static_cast<size_t>(it - 1 - steps.begin())].push_back(i);
   }
+  return per_step;
+}
+
+RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w) {
+  RankTimeBreakdown out;
+  out.total = ComputeTimeBreakdown(rank, w.rows);
+  const std::vector<std::vector<uint32_t>> per_step = RowsPerStep(rank);
   for (size_t s = 0; s < rank.steps.size(); ++s) {
     if (per_step[s].empty()) continue;
     out.steps.push_back({rank.steps[s].number, ComputeTimeBreakdown(rank, per_step[s])});

@@ -54,6 +54,10 @@ struct RankTimeBreakdown {
 // Breakdown over the given rows of |rank.gpu|.
 TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vector<uint32_t>& rows);
 
+// The rows of |rank.gpu| of each of its profiler steps (|rank.steps| order): an activity
+// belongs to the step whose range holds its launch; every step, in the window or not.
+std::vector<std::vector<uint32_t>> RowsPerStep(const model::RankTrace& rank);
+
 // Whole window plus one breakdown per profiler step (activities attributed by launch),
 // every step of the rank, in the window or not.
 RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w);

@@ -245,6 +245,7 @@ json NicFindingsJson(const analysis::CounterAnalysis& c) {
   return arr;
 }
 
+
 }  // namespace
 
 json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x) {
@@ -473,6 +474,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
                                {"first", f.first}});
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = CrossRankJson(trace, job.cross_rank);
+  doc["parallel_roles"] = RolesJson(job.roles);
   // Only when the trace has counters, so documents without them stay as they were.
   if (!job.counters.nics.empty()) {
     doc["nics"] = NicsJson(job.counters.nics);
@@ -481,6 +483,42 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   }
   if (!job.counters.gpu_metrics.empty()) doc["gpu_metrics"] = GpuMetricsJson(job.counters.gpu_metrics);
   return doc;
+}
+
+// Each group's role and the rule that named it; each role's communication and exposed part
+// per step and over the summary (mean rank, us, and % of the step).
+json RolesJson(const analysis::ParallelRoles& roles) {
+  json out = {{"groups", json::array()}, {"has_kernels", roles.has_kernels}, {"steps", json::array()}};
+  for (const analysis::GroupRole& g : roles.groups) {
+    out["groups"].push_back({{"group", g.group},
+                             {"description", g.description},
+                             {"size", g.size},
+                             {"role", analysis::RoleName(g.role)},
+                             {"rule", g.rule}});
+  }
+  const std::vector<analysis::ParallelRole> present = roles.Present();
+  auto times = [&](const analysis::RoleTimes& t) {
+    json comm = json::object(), exposed = json::object(), pct = json::object();
+    for (analysis::ParallelRole r : present) {
+      const std::string name(analysis::RoleName(r));
+      comm[name] = Us(t.comm[static_cast<size_t>(r)]);
+      exposed[name] = Us(t.exposed[static_cast<size_t>(r)]);
+      pct[name] = Round2(t.ExposedPct(r));
+    }
+    return json{{"ranks", t.ranks}, {"span_us", Us(t.span)}, {"comm_us", comm}, {"exposed_us", exposed},
+                {"exposed_pct", pct}};
+  };
+  if (roles.has_kernels) {
+    for (const analysis::RoleTimes& t : roles.steps) {
+      json j = times(t);
+      j["step"] = t.step;
+      out["steps"].push_back(std::move(j));
+    }
+    out["summary"] = times(roles.summary);
+  } else {
+    out["summary"] = nullptr;
+  }
+  return out;
 }
 
 }  // namespace commlens::report

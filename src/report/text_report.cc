@@ -321,6 +321,44 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
   }
 }
 
+void RolesSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
+  const analysis::ParallelRoles& roles = job.roles;
+  if (roles.groups.empty()) return;
+  Heading(out, "Parallelism roles (per process group)");
+  *out += fmt::format("{:<20} {:>5} {:<9} {}\n", "group", "size", "role", "named by");
+  for (const analysis::GroupRole& g : roles.groups) {
+    const std::string name = g.description.empty() ? g.group : g.group + ":" + g.description;
+    *out += fmt::format("{:<20} {:>5} {:<9} {}\n", Cut(name, 20), g.size, analysis::RoleName(g.role), g.rule);
+  }
+  if (!roles.has_kernels) {
+    *out += "  exposed communication per role needs a GPU kernel timeline (PyTorch profiler or Nsight traces)\n";
+    return;
+  }
+  const std::vector<analysis::ParallelRole> present = roles.Present();
+  std::string header = fmt::format("\n{:<10} {:>11}", "step", "span");
+  for (analysis::ParallelRole r : present) header += fmt::format(" {:>16}", fmt::format("{} exposed", analysis::RoleShort(r)));
+  *out += header + "\n";
+  auto row = [&](const std::string& label, const analysis::RoleTimes& t, const std::string& note) {
+    std::string line = fmt::format("{:<10} {:>11}", label, FormatDuration(t.span));
+    for (analysis::ParallelRole r : present)
+      line += fmt::format(" {:>16}", fmt::format("{} {:>5.1f}%", FormatDuration(t.exposed[static_cast<size_t>(r)]),
+                                                   t.ExposedPct(r)));
+    *out += line + note + "\n";
+  };
+  row(job.summary.over_steps ? "summary" : "window", roles.summary, "");
+  size_t shown = 0;
+  for (size_t i = 0; i < roles.steps.size(); ++i) {
+    if (shown++ == opt.max_steps) {
+      *out += fmt::format("... {} more steps (--json has all)\n", roles.steps.size() - opt.max_steps);
+      break;
+    }
+    const analysis::JobStepBreakdown& s = job.steps[i];
+    row(fmt::format("{}", roles.steps[i].step), roles.steps[i], s.left_out.empty() ? "" : "  (" + s.left_out + ")");
+  }
+  *out += "  exposed: a role's communication kernels running with no compute kernel beside them (mean rank;\n"
+          "  % of the step). Two roles' kernels running together with no compute count in each.\n";
+}
+
 void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnalysis& job, const TextOptions& opt) {
   const analysis::CrossRankAnalysis& x = job.cross_rank;
   if (job.collectives.groups.empty()) return;
@@ -540,6 +578,7 @@ std::string AnalyzeToText(const model::Trace& trace, const JobAnalysis& job,
   KernelSection(&out, job, options);
   IdleSection(&out, job, options);
   CollectiveSection(&out, job, options);
+  RolesSection(&out, job, options);
   CrossRankSection(&out, trace, job, options);
   CounterSection(&out, job, options);
   return out;

@@ -30,6 +30,8 @@ async function checkPage(browser, file, shot) {
       sections: [...document.querySelectorAll('section')].map((s) => s.id),
       findings: document.querySelectorAll('ol.findings li').length,
       crossTables: document.querySelectorAll('#crossrank table').length,
+      roleRows: document.querySelectorAll('#roles tbody tr').length,
+      roleCharts: document.querySelectorAll('#roles .chart canvas').length,
     };
   });
   if (drawn.charts === 0) problems.push('no chart was drawn');
@@ -99,6 +101,9 @@ async function main() {
       // The real cross-rank jobs draw their part of the "Across ranks" section.
       const wantTables = {'cross-rank/pipeline-1f1b': 1, 'cross-rank/contention': 2, 'cross-rank/hang': 1}[sample] || 0;
       if (r.drawn.crossTables < wantTables) r.problems.push(`${r.drawn.crossTables} cross-rank tables, want at least ${wantTables}`);
+      // The TP x DP mesh names its five groups' roles and draws the exposed share per role per step.
+      if (sample === 'mesh' && (r.drawn.roleRows !== 5 || r.drawn.roleCharts !== 1))
+        r.problems.push(`roles: ${r.drawn.roleRows} group rows and ${r.drawn.roleCharts} charts, want 5 and 1`);
       const size = (fs.statSync(html).size / 1e6).toFixed(2);
       const status = r.problems.length ? 'FAIL' : 'ok';
       console.log(`${status} ${sample}: ${size} MB written in ${genMs} ms, drawn in ${r.loadMs} ms, ` +

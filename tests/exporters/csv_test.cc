@@ -53,7 +53,7 @@ TEST(Csv, TablesHoldTheAnalysisNumbers) {
   std::string dir = (fs::temp_directory_path() / ("commlens_csv_" + std::to_string(::getpid()))).string();
   std::vector<std::string> files;
   ASSERT_TRUE(WriteCsv(job, dir, &files).ok());
-  EXPECT_EQ(files.size(), 8u);
+  EXPECT_EQ(files.size(), 10u);
 
   auto ranks = ReadCsv(dir + "/ranks.csv");
   ASSERT_EQ(ranks.size(), 5u);  // header + 4 ranks
@@ -80,6 +80,20 @@ TEST(Csv, TablesHoldTheAnalysisNumbers) {
   EXPECT_EQ(buckets.size(), job.collectives.buckets.size() + 1);
   auto groups = ReadCsv(dir + "/cross_rank_groups.csv");
   EXPECT_EQ(groups.size(), job.collectives.groups.size() + 1);
+
+  // Roles: a row per group; per step and over the summary, a row per role present, the
+  // exposed share as the analysis has it.
+  auto roles = ReadCsv(dir + "/group_roles.csv");
+  ASSERT_EQ(roles.size(), job.roles.groups.size() + 1);
+  std::set<std::string> named;
+  for (size_t i = 1; i < roles.size(); ++i) named.insert(roles[i][3]);
+  EXPECT_TRUE(named.count("expert") && named.count("data"));
+  auto role_steps = ReadCsv(dir + "/role_steps.csv");
+  const size_t present = job.roles.Present().size();
+  ASSERT_EQ(role_steps.size(), 1 + present * (job.roles.steps.size() + 1));
+  for (const auto& row : role_steps)
+    if (row[0] == "summary" && row[1] == "expert")
+      EXPECT_NEAR(std::stod(row[6]), job.roles.summary.ExposedPct(analysis::ParallelRole::kExpert), 0.005);
   fs::remove_all(dir);
 }
 

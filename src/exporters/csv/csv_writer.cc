@@ -101,6 +101,8 @@ class CsvWriter {
     COMMLENS_RETURN_IF_ERROR(File("collectives.csv", [&](OutputFile* f) { Collectives(f); }));
     COMMLENS_RETURN_IF_ERROR(File("cross_rank_groups.csv", [&](OutputFile* f) { CrossRankGroups(f); }));
     COMMLENS_RETURN_IF_ERROR(File("cross_rank_ranks.csv", [&](OutputFile* f) { CrossRankRanks(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("group_roles.csv", [&](OutputFile* f) { GroupRoles(f); }));
+    COMMLENS_RETURN_IF_ERROR(File("role_steps.csv", [&](OutputFile* f) { RoleSteps(f); }));
     return OkStatus();
   }
 
@@ -206,6 +208,28 @@ class CsvWriter {
     for (const auto& r : job_.collectives.ranks)
       table.Row({std::to_string(r.rank), Us(r.in_collectives), Us(r.waiting), Us(r.in_collectives - r.waiting),
                  std::to_string(r.last_arrivals)});
+  }
+
+  void GroupRoles(OutputFile* f) {
+    Table table(f, {"group", "description", "size", "role", "rule"});
+    for (const analysis::GroupRole& g : job_.roles.groups)
+      table.Row({Text(g.group), Text(g.description), std::to_string(g.size), std::string(analysis::RoleName(g.role)),
+                 Text(g.rule)});
+  }
+
+  // One row per step (then "summary") and role present: mean rank, and % of the step.
+  void RoleSteps(OutputFile* f) {
+    Table table(f, {"step", "role", "ranks", "span_us", "comm_us", "exposed_us", "exposed_pct"});
+    if (!job_.roles.has_kernels) return;
+    auto rows = [&](const std::string& step, const analysis::RoleTimes& t) {
+      for (analysis::ParallelRole r : job_.roles.Present()) {
+        const size_t i = static_cast<size_t>(r);
+        table.Row({step, std::string(analysis::RoleName(r)), std::to_string(t.ranks), Us(t.span), Us(t.comm[i]),
+                   Us(t.exposed[i]), fmt::format("{:.2f}", t.ExposedPct(r))});
+      }
+    };
+    for (const analysis::RoleTimes& t : job_.roles.steps) rows(std::to_string(t.step), t);
+    rows("summary", job_.roles.summary);
   }
 
   const analysis::JobAnalysis& job_;

@@ -199,6 +199,7 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   doc["kernels"] = KernelsJson(job.kernels);
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = report::CrossRankJson(trace, job.cross_rank);  // analyze --json's section, as it is
+  doc["parallel_roles"] = report::RolesJson(job.roles);  // likewise
   doc["idle"] = IdleJson(job.idle);
   const StepTimeline tl = BuildStepTimeline(trace, job, options.step, options.timeline_budget);
   doc["timeline"] = TimelineJson(tl);

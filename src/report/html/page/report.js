@@ -220,6 +220,30 @@
     }
   }
 
+  // ---- parallelism roles ------------------------------------------------------------------
+  const PR = data.parallel_roles;
+  if (PR && PR.groups.length) {
+    const r = section('roles', 'Parallelism roles',
+      'Which parallelism each process group serves, and the rule that named it. ' +
+      (PR.has_kernels && PR.steps.length
+        ? 'Each bar: the share of the step (mean rank) in which a role\'s communication kernels ran with no compute kernel beside them; two roles running together with no compute count in each.'
+        : ''));
+    table(r, ['group', 'description', 'size', 'role', 'named by'],
+      PR.groups.map((g) => [g.group, g.description, g.size, g.role, g.rule]), [0, 1, 3, 4]);
+    if (PR.has_kernels && PR.steps.length) {
+      const roles = Object.keys(PR.steps[0].exposed_pct);
+      draw(chartBox(r), {
+        tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}, valueFormatter: (v) => v + ' %'},
+        legend: {top: 0},
+        grid: baseGrid,
+        xAxis: Object.assign({type: 'category', data: PR.steps.map((x) => String(x.step)), name: 'profiler step', nameGap: 28}, axisName),
+        yAxis: Object.assign({type: 'value', name: 'exposed, % of the step', nameGap: 52}, axisName),
+        series: roles.map((name) => ({name: name + ' parallel', type: 'bar',
+          data: PR.steps.map((x) => round(x.exposed_pct[name], 1))})),
+      });
+    }
+  }
+
   // ---- timeline of one step ---------------------------------------------------------------
   const tl = data.timeline;
   if (tl.rows.length) {
