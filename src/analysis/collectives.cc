@@ -18,6 +18,12 @@ uint64_t CollectiveAnalysis::untimed() const {
   return n;
 }
 
+uint64_t CollectiveAnalysis::unsized() const {
+  uint64_t n = 0;
+  for (const CollectiveBucket& b : buckets) n += b.size_lo < 0 ? b.count : 0;
+  return n;
+}
+
 uint64_t CollectiveAnalysis::counted() const {
   uint64_t n = 0;
   for (const CollectiveBucket& b : buckets) n += b.count;

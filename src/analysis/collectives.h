@@ -115,6 +115,7 @@ struct CollectiveAnalysis {
   uint64_t operations = 0;
 
   uint64_t untimed() const;  // operations without GPU timing, summed over buckets
+  uint64_t unsized() const;  // operations of unknown message size (no bandwidth), summed over buckets
   uint64_t counted() const;  // operations in the buckets, timed or not
 };
 

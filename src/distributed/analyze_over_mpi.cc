@@ -32,9 +32,10 @@ using importers::ImportedFile;
 // Rank 0 expands the inputs and deals the files; every process gets the same plan.
 Plan SharePlan(const std::vector<std::string>& inputs, const MpiSession& mpi) {
   std::vector<uint8_t> bytes;
+  std::vector<std::string> skipped;
   if (mpi.rank() == 0) {
     Plan plan;
-    if (Result<std::vector<std::string>> files = importers::ExpandInputs(inputs); !files.ok()) {
+    if (Result<std::vector<std::string>> files = importers::ExpandInputs(inputs, &skipped); !files.ok()) {
       plan.error = files.status().message();
     } else {
       std::vector<uint64_t> sizes;
@@ -44,7 +45,9 @@ Plan SharePlan(const std::vector<std::string>& inputs, const MpiSession& mpi) {
     bytes = EncodePlan(plan);
   }
   Broadcast(&bytes, mpi.comm());
-  return DecodePlan(bytes);
+  Plan plan = DecodePlan(bytes);
+  plan.skipped_note = importers::SkippedFilesNote(skipped);
+  return plan;
 }
 
 // A file's ranks summarized (analysis::SummarizeRank); their GPU tables go to |kept|.
@@ -215,6 +218,7 @@ int LeadJob(const Plan& plan, const MpiJob& job, const RankZeroHooks& hooks, ana
   if (!gathered.ok()) return hooks.fail(gathered.status().message(), true);
   Received received = Unpack(std::move(gathered).value());
   Result<model::Trace> trace = importers::AssembleJob(plan.files, std::move(received.files), options);
+  if (trace.ok() && !plan.skipped_note.empty()) trace->warnings.push_back(plan.skipped_note);
   Result<std::vector<analysis::RankAnalysis>> ranks =
       trace.ok() ? analysis::PlaceRankAnalyses(*trace, &received.analyses)
                  : Result<std::vector<analysis::RankAnalysis>>(trace.status());

@@ -15,6 +15,9 @@ struct Plan {
   std::vector<std::string> files;
   std::vector<uint64_t> sizes;  // on disk
   std::vector<uint64_t> owner;  // the process that imports files[i]
+  // Rank 0 only, not broadcast: the note on files of the input folders that are not
+  // traces (importers::SkippedFilesNote), for the job's warnings.
+  std::string skipped_note;
 
   // The files of |process|, largest first.
   std::vector<size_t> FilesOf(int process) const;

@@ -57,6 +57,12 @@ const Importer* FindImporter(std::string_view head) {
   return nullptr;
 }
 
+bool LooksLikeTraceFile(const std::string& path) {
+  if (EndsWith(path, kNsysReportSuffix)) return true;
+  Result<std::string> head = ReadDecodedHead(path, kSniffBytes);
+  return !head.ok() || FindImporter(*head) != nullptr;
+}
+
 Result<std::vector<model::RankTrace>> ImportFile(const std::string& path, const ImportOptions& options) {
   if (EndsWith(path, kNsysReportSuffix)) {
     COMMLENS_ASSIGN_OR_RETURN(NsysExport exported, ExportNsysReport(path));

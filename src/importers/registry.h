@@ -35,6 +35,11 @@ std::span<const Importer> Importers();
 // The importer whose sniff accepts |head|, or nullptr.
 const Importer* FindImporter(std::string_view head);
 
+// Whether the file at |path| is, by its name or its first decoded bytes, a trace of a
+// format commlens reads: a .nsys-rep by its name, any other file by the sniffs above. A
+// file whose head cannot be read counts as one (its import then says what is wrong).
+bool LooksLikeTraceFile(const std::string& path);
+
 // Imports one file of any supported format and runs the per-rank finishing passes on each
 // of its ranks. An Nsight Systems report (.nsys-rep) is exported to SQLite first
 // (nsys/nsys_rep_export.h).

@@ -44,7 +44,8 @@ std::string FileName(const std::string& path) { return fs::path(path).filename()
 
 }  // namespace
 
-Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs) {
+Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs,
+                                              std::vector<std::string>* skipped) {
   if (inputs.empty()) return Error("no trace files or directories given");
   std::vector<std::string> files;
   for (const std::string& input : inputs) {
@@ -59,17 +60,38 @@ Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& in
         if (IsTraceFileName(name)) found.push_back(entry.path().string());
       }
       if (ec) return Error(input + ": cannot list directory: " + ec.message());
-      if (found.empty())
-        return Error(input + ": no trace files in this directory (looked for *.json, *.json.gz, "
-                             "*.gz, *.cltrace, *.sqlite, *.nsys-rep)");
       std::sort(found.begin(), found.end());
-      DropReportsWithExports(&found);
-      files.insert(files.end(), found.begin(), found.end());
+      // A folder holds what the job wrote beside its traces (config.json, a step log):
+      // each file's first bytes decide (registry.h), read in parallel (thousands of ranks).
+      std::vector<uint8_t> trace(found.size(), 0);
+      ParallelFor(found.size(), 0, [&](size_t i) { trace[i] = LooksLikeTraceFile(found[i]); });
+      std::vector<std::string> traces;
+      for (size_t i = 0; i < found.size(); ++i) {
+        if (trace[i]) traces.push_back(std::move(found[i]));
+        else if (skipped) skipped->push_back(std::move(found[i]));
+      }
+      if (traces.empty())
+        return Error(input + ": no trace files in this directory (looked for *.json, *.json.gz, "
+                             "*.gz, *.cltrace, *.sqlite, *.nsys-rep" +
+                     std::string(found.empty() ? ")" : "; the files of those names hold no trace a format commlens "
+                                                       "reads)"));
+      DropReportsWithExports(&traces);
+      files.insert(files.end(), traces.begin(), traces.end());
     } else {
       files.push_back(input);
     }
   }
   return files;
+}
+
+std::string SkippedFilesNote(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return {};
+  constexpr size_t kNamed = 3;
+  std::string names;
+  for (size_t i = 0; i < skipped.size() && i < kNamed; ++i) names += (i ? ", " : "") + skipped[i];
+  if (skipped.size() > kNamed) names += ", ... (" + std::to_string(skipped.size() - kNamed) + " more)";
+  return std::to_string(skipped.size()) + (skipped.size() == 1 ? " file" : " files") +
+         " in the input folders skipped: not a trace of a format commlens reads (by content): " + names;
 }
 
 int RankFromFileName(const std::string& path) {
@@ -248,9 +270,12 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
 }
 
 Result<model::Trace> LoadTrace(const std::vector<std::string>& inputs, const LoadOptions& options) {
-  COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs));
+  std::vector<std::string> skipped;
+  COMMLENS_ASSIGN_OR_RETURN(std::vector<std::string> files, ExpandInputs(inputs, &skipped));
   std::vector<ImportedFile> imported = ImportFiles(files, options);
-  return AssembleJob(files, std::move(imported), options);
+  Result<model::Trace> trace = AssembleJob(files, std::move(imported), options);
+  if (trace.ok() && !skipped.empty()) trace->warnings.push_back(SkippedFilesNote(skipped));
+  return trace;
 }
 
 }  // namespace commlens::importers

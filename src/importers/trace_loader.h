@@ -66,8 +66,15 @@ std::vector<ImportedFile> ImportFiles(const std::vector<std::string>& files, con
 Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vector<ImportedFile> imported,
                                  const LoadOptions& options);
 
-// The trace files a directory holds (sorted by name), or the error saying why none.
-Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs);
+// The trace files the inputs name: a file is taken as given (one that is not a trace is
+// then an error of its import); a directory gives its files with a trace's name whose
+// first bytes are a trace of a known format (registry.h's LooksLikeTraceFile), sorted by
+// name, the others added to |skipped| when given. Fails when a directory has no trace.
+Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& inputs,
+                                              std::vector<std::string>* skipped = nullptr);
+
+// The one note on the files ExpandInputs skipped: how many, and the first few names.
+std::string SkippedFilesNote(const std::vector<std::string>& skipped);
 
 // Size of an input file on disk, 0 when unknown (progress, and balancing a distributed load).
 uint64_t InputFileSize(const std::string& path);

@@ -367,6 +367,7 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                             {"op", std::string(model::CommOpName(b.op))},
                             {"size_min_bytes", b.size_lo},
                             {"size_max_bytes", b.size_hi},
+                            {"size_known", b.size_lo >= 0},
                             {"count", b.count},
                             {"untimed", b.untimed},
                             {"ranks", b.ranks},

@@ -276,7 +276,7 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     }
     const auto& b = *rows[i];
     std::string group = b.group_desc.empty() ? b.group_name : b.group_name + ":" + b.group_desc;
-    std::string size = b.size_lo < 0 ? "?" : FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
+    std::string size = b.size_lo < 0 ? "unknown" : FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
     const double wait = b.wait_share();
     *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>5} {:>13} {:>11} {:>11}{}\n",
                         Cut(group, 14), model::CommOpName(b.op), size, b.count, b.ranks, FormatDuration(b.total),
@@ -291,6 +291,11 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
           "  after the last rank arrived (matched collectives and messages only). wait: share of their\n"
           "  kernel time spent waiting.";
   *out += bench ? " bench: the benchmark's busbw at that size and group size.\n" : "\n";
+  if (const uint64_t unsized = c.unsized(); unsized > 0)
+    *out += fmt::format("  {} of the {} operations have no known message size (the trace does not give it: an\n"
+                        "  Nsight Systems export made without --include-blobs=true, see Inputs): counted and timed,\n"
+                        "  no bandwidth.\n",
+                        unsized, c.counted());
   if (const uint64_t untimed = c.untimed(); untimed > 0)
     *out += fmt::format("  {} of the {} operations have no GPU timing (recorded with --kernel-sample, "
                         "or never ended): counted, but left out of total, p50, p99 and bandwidth.\n",
@@ -435,7 +440,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
       std::string with;
       for (const auto& g : c.with_groups) with += (with.empty() ? "" : ",") + g;
       *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>22} {:>7} {:>22}  {}\n", Cut(c.group, 14),
-                          model::CommOpName(c.op), c.size_lo < 0 ? "?" : FormatBytes(c.size_lo), c.alone.count,
+                          model::CommOpName(c.op), c.size_lo < 0 ? "unknown" : FormatBytes(c.size_lo), c.alone.count,
                           spread(c.alone), c.overlapped.count, spread(c.overlapped), with);
     }
     *out += "  busbw over each op's transfer time (after its last rank arrived), in GB/s; an op counts as\n"
@@ -457,7 +462,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
     for (size_t i = 0; i < x.protocols.size() && i < opt.max_rows; ++i) {
       const auto& r = x.protocols[i];
       *out += fmt::format("{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9.1f}\n", Cut(r.group, 14),
-                          model::CommOpName(r.op), r.size_lo < 0 ? "?" : FormatBytes(r.size_lo), r.algorithm,
+                          model::CommOpName(r.op), r.size_lo < 0 ? "unknown" : FormatBytes(r.size_lo), r.algorithm,
                           r.protocol, r.channels, r.count, r.busbw);
     }
   }
@@ -495,7 +500,7 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
     for (size_t i = 0; i < c.wire.size() && i < opt.max_rows; ++i) {
       const analysis::WireBytes& w = c.wire[i];
       *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6.2f} {:>11.2f} {:>8}\n", Cut(w.group, 14),
-                          model::CommOpName(w.op), w.size_lo < 0 ? "?" : FormatBytes(w.size_lo), w.count,
+                          model::CommOpName(w.op), w.size_lo < 0 ? "unknown" : FormatBytes(w.size_lo), w.count,
                           FormatBytes(static_cast<int64_t>(w.claimed_bytes)),
                           FormatBytes(static_cast<int64_t>(w.wire_bytes)), w.ratio(), w.wire_bytes_per_s() * 8e-9,
                           w.line_rate_known() ? Pct(100.0 * w.line_share()) : std::string("?"));

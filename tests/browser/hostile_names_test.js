@@ -72,8 +72,9 @@ function hostileJob(out) {
     fs.writeFileSync(path.join(dir, `${file.replace('.json.gz', '')}${payload('file', true)}.json.gz`),
       zlib.gzipSync(JSON.stringify(trace)));
   }
-  // A file that fails to load: the page reports it by name.
-  fs.writeFileSync(path.join(dir, `broken${payload('failure', true)}.json`), 'not a trace');
+  // A file that fails to load: the page reports it by name. It starts like a trace (a
+  // folder's files that do not are skipped, not failed) and is cut short.
+  fs.writeFileSync(path.join(dir, `broken${payload('failure', true)}.json`), '{"schemaVersion": 1, "traceEvents": [');
   return dir;
 }
 

@@ -184,10 +184,12 @@ class CsvWriter {
     auto gbps = [](double v, bool known) { return known ? fmt::format("{:.3f}", v) : std::string(); };
     for (const auto& b : job_.collectives.buckets) {
       const double wait = b.wait_share();
+      const bool sized = b.size_lo >= 0;  // no size, no bucket and no bandwidth: empty cells
       table.Row({Text(b.group_name), Text(b.group_desc), std::to_string(b.group_size), std::string(model::CommOpName(b.op)),
-                 std::to_string(b.size_lo), std::to_string(b.size_hi), std::to_string(b.count), std::to_string(b.ranks),
-                 Us(b.total), Us(b.p50), Us(b.p99), Us(b.max), std::to_string(b.bytes),
-                 fmt::format("{:.3f}", b.kernel_algbw_gbps), fmt::format("{:.3f}", b.kernel_busbw_gbps),
+                 sized ? std::to_string(b.size_lo) : std::string(), sized ? std::to_string(b.size_hi) : std::string(),
+                 std::to_string(b.count), std::to_string(b.ranks), Us(b.total), Us(b.p50), Us(b.p99), Us(b.max),
+                 sized ? std::to_string(b.bytes) : std::string(), gbps(b.kernel_algbw_gbps, sized),
+                 gbps(b.kernel_busbw_gbps, sized),
                  std::to_string(b.transfer_count), wait < 0 ? std::string() : fmt::format("{:.2f}", 100.0 * wait),
                  gbps(b.transfer_algbw_gbps, b.transfer > 0), gbps(b.transfer_busbw_gbps, b.transfer > 0),
                  b.waited_for_rank < 0 ? std::string() : std::to_string(b.waited_for_rank),

@@ -32,14 +32,6 @@ bool CpuHasHaswellFeatures() {
 }
 }  // namespace
 
-bool LooksLikeKinetoTrace(std::string_view head) {
-  size_t i = 0;
-  while (i < head.size() &&
-         (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
-    ++i;
-  return i < head.size() && head[i] == '{';
-}
-
 Result<model::RankTrace> ImportKinetoTrace(const InputBuffer& input, const std::string& name) {
 #if COMMLENS_KINETO_HASWELL
   if (CpuHasHaswellFeatures()) return haswell::ImportKinetoTrace(input, name);

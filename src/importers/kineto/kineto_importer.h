@@ -28,7 +28,8 @@
 
 namespace commlens::importers {
 
-// True when |head| (the first bytes of a decoded file) looks like a Chrome-trace JSON.
+// True when |head| (the first bytes of a decoded file) looks like a Kineto or Chrome-trace
+// JSON: an object with a trace's top-level keys, or one too long to tell (kineto_sniff.cc).
 bool LooksLikeKinetoTrace(std::string_view head);
 
 // Imports one rank's trace. The rank is taken from distributedInfo; when absent it is

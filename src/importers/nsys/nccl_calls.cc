@@ -102,6 +102,7 @@ NcclSummary AppendNcclCalls(std::vector<NcclRange>& ranges, model::RankTrace* ra
   };
 
   std::vector<uint32_t> pending;  // rows of calls inside the open group
+  std::vector<uint32_t> without_payload;  // rows of calls whose communicator is unknown
   int depth = 0;
   int64_t current_tid = -1;
   auto attach = [&](uint32_t row, const Launch* l) {
@@ -136,7 +137,16 @@ NcclSummary AppendNcclCalls(std::vector<NcclRange>& ranges, model::RankTrace* ra
     const model::CommOp op = model::CommOpFromNcclFunc(func);
     if (op == model::CommOp::kUnknown) continue;  // init, finalize, count, split, ...
     if (!r.has_payload) {
+      // Counted and timed all the same: op from the range's name, time from its kernel;
+      // size and communicator unknown (the group comes from the kernel's stream, below).
       ++summary.ranges_without_payload;
+      const uint32_t row = rank->comms.Append(r.start, r.end, op, model::StringId{}, -1, -1, -1, model::kNoIndex,
+                                              -1, -1, model::kNoIndex);
+      rank->comms.enqueue[row] = r.start;
+      without_payload.push_back(row);
+      ++summary.calls;
+      if (depth > 0) pending.push_back(row);
+      else attach(row, launch_in(r.tid, r.start, r.end));
       continue;
     }
     const auto comm = comms.find(r.comm);
@@ -166,7 +176,20 @@ NcclSummary AppendNcclCalls(std::vector<NcclRange>& ranges, model::RankTrace* ra
     if (depth > 0) pending.push_back(row);
     else attach(row, launch_in(r.tid, r.start, r.end));
   }
+  // A call without payload is put in the group of the CUDA stream its kernel ran on:
+  // PyTorch gives each process group its own NCCL stream, created in the same order on
+  // every rank, so the k-th call on a stream is the k-th of that stream on every rank
+  // (docs/nsys.md says when this does not hold). A call without a kernel has no group.
+  for (uint32_t row : without_payload) {
+    const uint32_t kernel = rank->comms.activity[row];
+    if (kernel == model::kNoIndex) continue;
+    model::ProcessGroup g;
+    g.name = StreamGroupName(gpu.stream[kernel]);
+    rank->comms.group[row] = rank->FindOrAddGroup(g);
+  }
   return summary;
 }
+
+std::string StreamGroupName(int32_t stream) { return "stream " + std::to_string(stream); }
 
 }  // namespace commlens::importers::nsys

@@ -8,9 +8,15 @@
 // between ncclGroupStart and ncclGroupEnd share the kernel launched inside ncclGroupEnd.
 // A call whose kernel is not found (one-rank communicators copy without a kernel) keeps
 // its host-side times.
+//
+// An export made without `--include-blobs=true` has no payloads: each call still becomes
+// a row (op from the range's name, times from its kernel) with its size unknown (-1), in
+// the process group named after the CUDA stream its kernel ran on (StreamGroupName), so
+// that calls are numbered and matched across ranks by their order on that stream.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,8 +48,11 @@ struct NcclSummary {
   int world_size = 0;
   uint64_t calls = 0;    // CommOps rows appended
   uint64_t matched = 0;  // of them, with their kernel
-  uint64_t ranges_without_payload = 0;  // collective/p2p ranges the export gave no payload
+  uint64_t ranges_without_payload = 0;  // collective/p2p ranges the export gave no payload (in |calls|)
 };
+
+// The process group of payload-less calls whose kernels ran on CUDA stream |stream|.
+std::string StreamGroupName(int32_t stream);
 
 // Appends one CommOps row per collective or p2p range of |ranges| to |rank| (whose GPU
 // activities and CUDA API calls are already appended), with its process group.

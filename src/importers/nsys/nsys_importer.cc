@@ -593,8 +593,9 @@ class ExportReader {
       }
       if (nccl.ranges_without_payload > 0)
         r.notes.push_back(std::to_string(nccl.ranges_without_payload) +
-                          " NCCL calls carry no payload in this export (sizes and communicators unknown): "
-                          "re-export with `nsys export --type sqlite --include-blobs=true`");
+                          " NCCL calls carry no payload in this export: their message sizes are unknown (no "
+                          "bandwidth) and their communicators are taken from the CUDA stream their kernel ran on; "
+                          "re-export with `nsys export --type sqlite --include-blobs=true` for both");
       for (const auto& gpu : gpus_)
         if (std::find(r.gpu.device.begin(), r.gpu.device.end(), gpu.id) != r.gpu.device.end()) r.devices.push_back(gpu);
       if (&r == &ranks.front()->rank) {  // what concerns the whole file, once

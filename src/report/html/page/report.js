@@ -329,7 +329,8 @@
     const left = el('div');
     grid.append(left);
     left.append(el('h3', {}, 'Bus bandwidth against message size'));
-    draw(chartBox(left, 'tall'), {
+    if (!xs.length) left.append(el('p', {class: 'empty'}, 'No operation with a known message size and transfer time.'));
+    else draw(chartBox(left, 'tall'), {
       tooltip: {trigger: 'item', formatter: (p) => p.seriesType === 'line'
         ? `${esc(p.seriesName)}<br>${esc(fmtBytes(p.value[0]))}: ${esc(p.value[1])} GB/s`
         : `${esc(p.seriesName)}<br>mean ${esc(fmtBytes(p.value[0]))}: ${esc(p.value[1])} GB/s busbw moving data ` +
@@ -364,9 +365,11 @@
     table(right, ['group', 'op', 'size', 'ops', 'total', 'p50', 'p99', 'waiting', 'busbw kernel', 'busbw moving data']
       .concat(hasBench ? ['bench', '% of bench'] : []),
       col.buckets.map((b) => {
-        const row = [groupName(b.group, b.group_desc), b.op, b.size_min_bytes < 0 ? '?' : `${fmtBytes(b.size_min_bytes)}–${fmtBytes(b.size_max_bytes)}`,
+        const sized = b.size_min_bytes >= 0;
+        const row = [groupName(b.group, b.group_desc), b.op, sized ? `${fmtBytes(b.size_min_bytes)}–${fmtBytes(b.size_max_bytes)}` : 'unknown',
           fmtCount(b.count), fmtUs(b.total_us), fmtUs(b.p50_us), fmtUs(b.p99_us),
-          b.transfer.waiting_pct == null ? '–' : pct(b.transfer.waiting_pct), fmtBw(b.kernel_busbw_gbps), xfer(b) == null ? '–' : fmtBw(xfer(b))];
+          b.transfer.waiting_pct == null ? '–' : pct(b.transfer.waiting_pct), sized ? fmtBw(b.kernel_busbw_gbps) : '–',
+          xfer(b) == null ? '–' : fmtBw(xfer(b))];
         if (hasBench) {
           const ref = b.transfer.bench_busbw_gbps;
           row.push(ref != null ? fmtBw(ref) : 'not measured', ref != null && xfer(b) != null ? pct(100 * xfer(b) / ref) : '–');
@@ -375,6 +378,10 @@
       }), [0, 1]);
     right.append(el('p', {class: 'note'}, 'Waiting: the share of the kernel time before the last rank arrived. Busbw kernel: over the ' +
       'whole kernel time, waiting included. Busbw moving data: over the transfer time; the benchmark is held against it.'));
+    const unsized = col.buckets.filter((b) => b.size_min_bytes < 0).reduce((n, b) => n + b.count, 0);
+    if (unsized > 0)
+      right.append(el('p', {class: 'note'}, `${fmtCount(unsized)} operations have no known message size (the trace does not give it: ` +
+        'an Nsight Systems export made without --include-blobs=true, see Inputs): counted and timed, no bandwidth.'));
   } else {
     cs.append(el('p', {class: 'empty'}, 'No collectives in these traces.'));
   }
@@ -422,7 +429,7 @@
     for (const g of col.groups) desc[g.group] = g.group_desc;
     const gname = (g) => groupName(g, desc[g]);
     const sizeOf = (g, op, lo) => {
-      if (lo == null || lo < 0) return '?';
+      if (lo == null || lo < 0) return 'unknown';
       const b = col.buckets.find((x) => x.group === g && x.op === op && x.size_min_bytes === lo);
       return b ? `${fmtBytes(b.size_min_bytes)}–${fmtBytes(b.size_max_bytes)}` : fmtBytes(lo) + '+';
     };
