@@ -134,7 +134,9 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "wait / kernel wait / other); and collectives per process group, op and message size\n"
       "with busbw over the kernel time and over the transfer time (after the last rank\n"
       "arrived: the fabric's speed; --bench holds it against a benchmark), matched across\n"
-      "ranks; then the cross-rank findings: which rank\n"
+      "ranks; each process group's parallelism (tensor, data, pipeline, expert, context:\n"
+      "from its description, its operations or its place in the mesh, the rule said) and\n"
+      "each role's exposed communication per step; then the cross-rank findings: which rank\n"
       "arrives last, what it costs the others and why (overall and per step), hangs (who\n"
       "never reached which collective, what it was doing) and desyncs, process-group\n"
       "contention, pipeline stages and bubble, NCCL algorithm and protocol; clocks aligned\n"
@@ -159,7 +161,7 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       "64 usage error (also a --steps the traces lack).");
   AddJobInputOptions(cmd, &args->inputs);
   cmd->add_option("--json", args->json_path,
-                  "Also write the results as JSON (schema commlens.analyze v1, docs/json-report.md); "
+                  "Also write the results as JSON (schema commlens.analyze v2, docs/json-report.md); "
                   "'-' writes JSON alone to stdout")
       ->type_name("FILE");
   cmd->add_option("--csv", args->csv_dir,
