@@ -121,8 +121,12 @@ Result<Database> Database::Open(const std::string& path, const std::string& name
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
   sqlite3_progress_handler(db, kStepsPerCheck, &Guard::OnProgress, d.guard_.get());
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  const std::string pragmas =
-      "PRAGMA cache_size=-" + std::to_string(kCacheKiB) + "; PRAGMA mmap_size=0; PRAGMA cell_size_check=ON;";
+  // BEGIN: the read transaction the schema read below starts lasts until the file is
+  // closed, so the whole import reads one state of the file, and each later query neither
+  // locks the file again nor checks whether it changed. (locking_mode=EXCLUSIVE would do
+  // the same but cannot read a database in WAL mode read-only.)
+  const std::string pragmas = "PRAGMA cache_size=-" + std::to_string(kCacheKiB) +
+                              "; PRAGMA mmap_size=0; PRAGMA cell_size_check=ON; BEGIN;";
   if (sqlite3_exec(db, pragmas.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
     return Error(d.LastError("setting up the connection"));
   // Reading the schema is the first real access: a file that is not SQLite fails here.
