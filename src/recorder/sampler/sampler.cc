@@ -177,7 +177,13 @@ void Sampler::Loop() {
     const int64_t deadline = start_monotonic_ns_ + k * period_ns_;
     // steady_clock is CLOCK_MONOTONIC: an absolute deadline, so no drift accumulates.
     const std::chrono::steady_clock::time_point at{std::chrono::nanoseconds(deadline)};
-    if (cv_.wait_until(lock, at, [this] { return stop_; })) break;
+    if (cv_.wait_until(lock, at, [this] { return stop_; })) {
+      // Deadlines that came before the stop was asked but found the loop not yet awake (a
+      // starved thread) were neither taken nor counted: they are missed.
+      if (stop_requested_ns_ >= deadline)
+        missed_ += static_cast<uint64_t>((stop_requested_ns_ - start_monotonic_ns_) / period_ns_ - k + 1);
+      break;
+    }
     lock.unlock();
     const int64_t began = MonotonicNs();
     max_late_ns_ = std::max<uint64_t>(max_late_ns_, static_cast<uint64_t>(std::max<int64_t>(0, began - deadline)));
@@ -244,6 +250,7 @@ SamplerReport Sampler::Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      stop_requested_ns_ = MonotonicNs();
     }
     cv_.notify_all();
     thread_.join();
@@ -288,7 +295,12 @@ SamplerReport Sampler::Report() const {
   r.values = buffer_.values();
   r.dropped_values = buffer_.dropped_values();
   r.read_errors = buffer_.read_errors();
-  r.wall_ns = (stop_monotonic_ns_ != 0 ? stop_monotonic_ns_ : MonotonicNs()) - start_monotonic_ns_;
+  // The run the deadlines covered: until the stop was asked (the last reading after it is
+  // Stop's own); without a loop thread, until the last reading.
+  const int64_t end = stop_requested_ns_ >= start_monotonic_ns_ && stop_requested_ns_ != 0 ? stop_requested_ns_
+                      : stop_monotonic_ns_ != 0                                       ? stop_monotonic_ns_
+                                                                                      : MonotonicNs();
+  r.wall_ns = end - start_monotonic_ns_;
   r.sampler_cpu_ns = cpu_ns_;
   r.writer_cpu_ns = file_->cpu_ns();
   r.busy_ns = busy_ns_;

@@ -143,6 +143,7 @@ class Sampler {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // under mu_
+  int64_t stop_requested_ns_ = 0;  // under mu_: when Stop asked the loop to end (monotonic)
 
   // Written by whichever thread ticks (never two at once), read after it joined.
   int64_t start_realtime_ns_ = 0;
