@@ -44,9 +44,23 @@ bool RoleFromDescription(const std::string& description, GroupRole* out) {
     if (ParallelRole r = RoleOfWord(word); r != ParallelRole::kUnknown && std::find(named.begin(), named.end(), r) == named.end())
       named.push_back(r);
   const bool joined = std::find(words.begin(), words.end(), "and") != words.end();
-  if (named.empty()) return false;
-  out->role = named.size() > 1 && joined ? ParallelRole::kMixed : named.front();
   out->rule = fmt::format("its description '{}'", description);
+  if (named.empty()) {
+    // A description that names no parallelism (Megatron's EMBEDDING_GROUP, a user's own
+    // group) is not guessed from the structure; PyTorch's default group's is.
+    if (description.empty() || description == "default_pg") return false;
+    out->rule += ", which names no parallelism";
+    return true;
+  }
+  if (named.size() > 1 && joined) {
+    out->role = ParallelRole::kMixed;
+  } else if (named.size() > 1 && named.front() == ParallelRole::kExpert) {
+    // EXPERT_DATA_PARALLEL_GROUP, EXPERT_TENSOR_PARALLEL_GROUP: the experts' own data or
+    // tensor parallelism; what the group does is the second word's.
+    out->role = named[1];
+  } else {
+    out->role = named.front();
+  }
   return true;
 }
 
@@ -60,6 +74,7 @@ struct OpMix {
   // member of the group: an all-to-all made of send/recv (PyTorch's all_to_all under
   // Nsight), or with two members also a pipeline's paired messages.
   uint64_t p2p_exchanging_with_all = 0;
+  bool wraps = false;  // send/recv between the first and the last member (3 or more)
 };
 
 // Adds the batches of rank |r|'s p2p ops to |mix| (by job group): ops that share a kernel
@@ -75,13 +90,19 @@ void CountExchanges(const model::RankTrace& r, std::vector<OpMix>* mix) {
     if (!model::IsPointToPoint(c.op[i]) || c.group[i] == model::kNoIndex || c.group[i] >= r.groups.size()) continue;
     const bool kernel = c.activity[i] != model::kNoIndex;
     Batch& b = batches[{c.group[i], c.activity[i], kernel ? 0 : c.start[i], kernel ? 0 : c.end[i]}];
+    ++b.ops;
+    if (c.peer[i] < 0) continue;  // no peer known (an Nsight export without payloads)
     (c.op[i] == CommOp::kRecv ? b.from : b.to).insert(c.peer[i]);
     if (c.op[i] == CommOp::kSendRecv) b.from.insert(c.peer[i]);
-    ++b.ops;
   }
   for (auto& [key, b] : batches) {
     const model::ProcessGroup& g = r.groups[std::get<0>(key)];
     if (g.job_group >= mix->size() || g.size < 2) continue;
+    // Between the group's first and last member: a ring's closing edge, or an interleaved
+    // pipeline's step from the last stage to the next chunk on the first.
+    if (g.size >= 3 && g.self >= 0 && (g.self == 0 || g.self == g.size - 1) &&
+        (b.to.count(g.size - 1 - g.self) || b.from.count(g.size - 1 - g.self)))
+      (*mix)[g.job_group].wraps = true;
     b.to.erase(g.self);  // an all-to-all's share for itself, where the trace has it
     b.from.erase(g.self);
     const size_t others = static_cast<size_t>(g.size - 1);
@@ -145,6 +166,9 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
     } else if (2 * m.p2p >= m.all) {
       out.role = ParallelRole::kPipeline;
       out.rule = fmt::format("{} of its operations are send/recv (between pipeline stages)", Pct(m.p2p, m.all));
+      if (m.wraps)
+        out.rule += "; the last member sends to the first: an interleaved pipeline, or a context-parallel ring "
+                    "(a description would tell)";
     } else if (2 * m.all_to_all >= m.all) {
       out.role = ParallelRole::kExpert;
       out.rule = fmt::format("{} of its operations are all-to-all (expert dispatch and combine)", Pct(m.all_to_all, m.all));
@@ -153,7 +177,8 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
     } else if (g.size >= world) {
       if (m.reductions > 0) {
         out.role = ParallelRole::kData;
-        out.rule = "every rank, carrying reductions (gradients)";
+        out.rule = "every rank, carrying reductions (gradients, as DDP and FSDP reduce them; tensor "
+                   "parallelism over every rank would look the same)";
       } else {
         out.rule = "every rank, no reductions (barriers, broadcasts)";
       }
@@ -166,41 +191,52 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
     }
   }
 
-  // Rule 3: the dimensions of the mesh that carry collectives. A dimension is groups of
-  // one size whose members do not overlap; groups of one size that do overlap (TP and DP
-  // of a 2 x 2 mesh) are dealt into dimensions in order, each to the first it fits.
+  // Rule 3: the dimensions of the mesh that carry reductions. A dimension is the groups
+  // of one shape (their ranks less their lowest: {0,1} and {2,3} are one shape, {0,2} and
+  // {1,3} another), which must not share a rank and together hold every rank.
   struct Dimension {
     std::vector<uint32_t> groups;
     std::set<int> members;
+    bool disjoint = true;
     bool consecutive = true;
   };
-  std::vector<Dimension> dims;
+  std::map<std::vector<int>, Dimension> by_shape;
   for (auto& [size, groups] : left) {
-    const size_t first = dims.size();
     for (uint32_t j : groups) {
-      const std::vector<int>& ranks = trace.groups[j].ranks;
-      size_t d = first;
-      for (; d < dims.size(); ++d)
-        if (std::none_of(ranks.begin(), ranks.end(), [&](int r) { return dims[d].members.count(r) > 0; })) break;
-      if (d == dims.size()) dims.emplace_back();
-      dims[d].groups.push_back(j);
-      dims[d].members.insert(ranks.begin(), ranks.end());
-      dims[d].consecutive = dims[d].consecutive && Consecutive(ranks);
+      std::vector<int> ranks = trace.groups[j].ranks;
+      std::sort(ranks.begin(), ranks.end());
+      std::vector<int> shape;
+      for (int r : ranks) shape.push_back(r - ranks.front());
+      Dimension& d = by_shape[shape];
+      d.groups.push_back(j);
+      for (int r : ranks) d.disjoint = d.members.insert(r).second && d.disjoint;
+      d.consecutive = d.consecutive && Consecutive(ranks);
+    }
+  }
+  std::vector<const Dimension*> dims;
+  for (const auto& [shape, d] : by_shape) {
+    if (d.disjoint && static_cast<int>(d.members.size()) == world) {
+      dims.push_back(&d);
+    } else {
+      for (uint32_t j : d.groups)
+        (*roles)[j].rule = "groups of its shape do not split the ranks into a dimension of a mesh";
     }
   }
   auto set = [&](const Dimension& d, ParallelRole role, const std::string& rule) {
     for (uint32_t j : d.groups) (*roles)[j].role = role, (*roles)[j].rule = rule;
   };
   if (dims.size() == 1) {
-    set(dims[0], ParallelRole::kData, "the only dimension of the mesh carrying reductions");
-  } else if (dims.size() == 2 && dims[0].consecutive != dims[1].consecutive) {
-    const Dimension& inner = dims[0].consecutive ? dims[0] : dims[1];
-    const Dimension& outer = dims[0].consecutive ? dims[1] : dims[0];
+    set(*dims[0], ParallelRole::kData,
+        "the only dimension of the mesh carrying reductions (tensor parallelism with no data parallelism "
+        "would look the same)");
+  } else if (dims.size() == 2 && dims[0]->consecutive != dims[1]->consecutive) {
+    const Dimension& inner = dims[0]->consecutive ? *dims[0] : *dims[1];
+    const Dimension& outer = dims[0]->consecutive ? *dims[1] : *dims[0];
     set(inner, ParallelRole::kTensor, "consecutive ranks: the mesh's innermost dimension, where Megatron and torchtitan put TP");
     set(outer, ParallelRole::kData, "strided ranks beside a tensor-parallel dimension");
   } else {
-    for (const Dimension& d : dims)
-      set(d, ParallelRole::kUnknown, fmt::format("{} dimensions of the mesh carry reductions; no rule tells them apart", dims.size()));
+    for (const Dimension* d : dims)
+      set(*d, ParallelRole::kUnknown, fmt::format("{} dimensions of the mesh carry reductions; no rule tells them apart", dims.size()));
   }
 }
 

@@ -31,7 +31,7 @@ enum class ParallelRole : uint8_t { kUnknown, kTensor, kData, kPipeline, kExpert
 inline constexpr size_t kRoleCount = static_cast<size_t>(ParallelRole::kCount);
 
 std::string_view RoleName(ParallelRole role);   // "tensor", "data", ...
-std::string_view RoleShort(ParallelRole role);  // "TP", "DP", "PP", "EP", "CP", "mixed", "?"
+std::string_view RoleShort(ParallelRole role);  // "TP", "DP", "PP", "EP", "CP", "mixed", "other"
 
 struct GroupRole {
   uint32_t job_group = 0;  // index in Trace::groups

@@ -73,6 +73,21 @@ TEST(ParallelRoles, DescriptionsAsFrameworksWriteThem) {
   EXPECT_EQ(roles.groups[tp].rule, "its description 'TENSOR_MODEL_PARALLEL_GROUP'");
 }
 
+// Megatron's expert groups do the experts' own data or tensor parallelism; a description
+// naming no parallelism is not guessed from the structure.
+TEST(ParallelRoles, ExpertGroupsAndDescriptionsNamingNone) {
+  Job job(4);
+  const std::vector<CommOp> ar = {CommOp::kAllReduce};
+  const uint32_t edp = job.AddGroup({0, 2}, "EXPERT_DATA_PARALLEL_GROUP", ar);
+  const uint32_t etp = job.AddGroup({0, 1}, "EXPERT_TENSOR_PARALLEL_GROUP", ar);
+  const uint32_t emb = job.AddGroup({0, 3}, "EMBEDDING_GROUP", ar);
+  const ParallelRoles roles = job.Roles();
+  EXPECT_EQ(roles.groups[edp].role, ParallelRole::kData);
+  EXPECT_EQ(roles.groups[etp].role, ParallelRole::kTensor);
+  EXPECT_EQ(roles.groups[emb].role, ParallelRole::kUnknown);
+  EXPECT_EQ(roles.groups[emb].rule, "its description 'EMBEDDING_GROUP', which names no parallelism");
+}
+
 TEST(ParallelRoles, SendRecvPipelinesAndAllToAllsMadeOfSendRecv) {
   Job job(4);
   // A pipeline group of 4 whose ranks each talk to a neighbour only.
@@ -85,12 +100,29 @@ TEST(ParallelRoles, SendRecvPipelinesAndAllToAllsMadeOfSendRecv) {
   ParallelRoles roles = job.Roles();
   EXPECT_EQ(roles.groups[pp].role, ParallelRole::kPipeline) << roles.groups[pp].rule;
   EXPECT_EQ(roles.groups[ep].role, ParallelRole::kExpert) << roles.groups[ep].rule;
+  // Peers unknown (an Nsight export without payloads): no exchange can be told, send/recv
+  // between two members is a pipeline.
+  Job blind(2);
+  const uint32_t b = blind.AddGroup({0, 1}, "", {CommOp::kSend, CommOp::kRecv}, {-1, -1});
+  EXPECT_EQ(blind.Roles().groups[b].role, ParallelRole::kPipeline);
+  // A ring (each member sends to the next, the last to the first): a pipeline, said to
+  // look like an interleaved one or a context-parallel ring.
+  Job ring(4);
+  model::Trace& t = ring.trace;
+  const uint32_t g = ring.AddGroup({0, 1, 2, 3}, "", {});
+  for (int r = 0; r < 4; ++r) {
+    t.ranks[r].comms.Append(100, 200, CommOp::kSend, model::StringId{}, 1, 1, 4, 0, -1, (r + 1) % 4, 7);
+    t.ranks[r].comms.Append(100, 200, CommOp::kRecv, model::StringId{}, 1, 1, 4, 0, -1, (r + 3) % 4, 7);
+  }
+  const ParallelRoles ring_roles = ring.Roles();
+  EXPECT_EQ(ring_roles.groups[g].role, ParallelRole::kPipeline);
+  EXPECT_NE(ring_roles.groups[g].rule.find("context-parallel ring"), std::string::npos) << ring_roles.groups[g].rule;
   // With two members, a batch both ways cannot tell a pipeline from an all-to-all.
   Job two(2);
-  const uint32_t g = two.AddGroup({0, 1}, "", {CommOp::kSend, CommOp::kRecv}, {1, 1});
+  const uint32_t two_way = two.AddGroup({0, 1}, "", {CommOp::kSend, CommOp::kRecv}, {1, 1});
   roles = two.Roles();
-  EXPECT_EQ(roles.groups[g].role, ParallelRole::kUnknown);
-  EXPECT_NE(roles.groups[g].rule.find("a description would tell"), std::string::npos);
+  EXPECT_EQ(roles.groups[two_way].role, ParallelRole::kUnknown);
+  EXPECT_NE(roles.groups[two_way].rule.find("a description would tell"), std::string::npos);
 }
 
 TEST(ParallelRoles, TheMeshRules) {
@@ -130,6 +162,21 @@ TEST(ParallelRoles, TheMeshRules) {
     for (int i = 0; i < 4; ++i) all.push_back(job.AddGroup({i, i + 4}, "", ar));
     const ParallelRoles roles = job.Roles();
     for (uint32_t j : all) EXPECT_EQ(roles.groups[j].role, ParallelRole::kUnknown) << roles.groups[j].rule;
+  }
+  {
+    // The shapes decide, not the order the groups come in: DP before TP, interleaved.
+    Job job(4);
+    const uint32_t d0 = job.AddGroup({1, 3}, "", ar), t0 = job.AddGroup({2, 3}, "", ar);
+    const uint32_t d1 = job.AddGroup({0, 2}, "", ar), t1 = job.AddGroup({0, 1}, "", ar);
+    const ParallelRoles roles = job.Roles();
+    for (uint32_t j : {t0, t1}) EXPECT_EQ(roles.groups[j].role, ParallelRole::kTensor) << roles.groups[j].rule;
+    for (uint32_t j : {d0, d1}) EXPECT_EQ(roles.groups[j].role, ParallelRole::kData) << roles.groups[j].rule;
+  }
+  {
+    // Groups that leave ranks out are no dimension of the mesh.
+    Job job(4);
+    const uint32_t a = job.AddGroup({0, 1}, "", ar);
+    EXPECT_EQ(job.Roles().groups[a].role, ParallelRole::kUnknown);
   }
   {
     // No operations, one member: unknown, and said.

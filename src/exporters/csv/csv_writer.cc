@@ -219,7 +219,8 @@ class CsvWriter {
                  Text(g.rule)});
   }
 
-  // One row per step (then "summary") and role present: mean rank, and % of the step.
+  // One row per step (then "summary", or "window" without steps) and role present: mean
+  // rank, and % of the step.
   void RoleSteps(OutputFile* f) {
     Table table(f, {"step", "role", "ranks", "span_us", "comm_us", "exposed_us", "exposed_pct"});
     if (!job_.roles.has_kernels) return;
@@ -231,7 +232,7 @@ class CsvWriter {
       }
     };
     for (const analysis::RoleTimes& t : job_.roles.steps) rows(std::to_string(t.step), t);
-    rows("summary", job_.roles.summary);
+    rows(job_.summary.over_steps ? "summary" : "window", job_.roles.summary);
   }
 
   const analysis::JobAnalysis& job_;

@@ -196,14 +196,17 @@ void Sampler::Loop() {
       Flush();
       next_flush_ns_ = ended + flush_ns_;
     }
+    lock.lock();
+    // Ran past the next deadline: those it passed are missed, up to the stop if one was
+    // asked meanwhile (the run ends there).
     int64_t next = k + 1;
-    if (start_monotonic_ns_ + next * period_ns_ <= ended) {  // ran past the next deadline
-      const int64_t first_future = (ended - start_monotonic_ns_) / period_ns_ + 1;
+    const int64_t until = stop_ ? std::min(ended, stop_requested_ns_) : ended;
+    if (start_monotonic_ns_ + next * period_ns_ <= until) {
+      const int64_t first_future = (until - start_monotonic_ns_) / period_ns_ + 1;
       missed_ += static_cast<uint64_t>(first_future - next);
       next = first_future;
     }
     k = next;
-    lock.lock();
   }
   cpu_ns_ = ThreadCpuNs() - cpu0;
 }
