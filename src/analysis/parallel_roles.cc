@@ -70,6 +70,7 @@ struct OpMix {
   uint64_t p2p = 0;
   uint64_t all_to_all = 0;
   uint64_t reductions = 0;  // all-reduce, reduce-scatter, all-gather, reduce
+  int64_t largest_reduction = 0;  // bytes; a barrier is an all-reduce of 4 bytes
   // Send/recv ops in batches (one kernel) that send to and receive from every other
   // member of the group: an all-to-all made of send/recv (PyTorch's all_to_all under
   // Nsight), or with two members also a pipeline's paired messages.
@@ -110,6 +111,10 @@ void CountExchanges(const model::RankTrace& r, std::vector<OpMix>* mix) {
   }
 }
 
+// Reductions no larger than this carry no gradients or activations: barriers (NCCL's is
+// an all-reduce of one value), a loss, a gradient norm. Sizes unknown (-1) are not small.
+constexpr int64_t kSmallReduction = 4096;
+
 bool Consecutive(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
   for (size_t i = 1; i < ranks.size(); ++i)
@@ -135,8 +140,10 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
       const CommOp op = c.op[i];
       if (model::IsPointToPoint(op)) ++m.p2p;
       if (op == CommOp::kAllToAll) ++m.all_to_all;
-      if (op == CommOp::kAllReduce || op == CommOp::kReduceScatter || op == CommOp::kAllGather || op == CommOp::kReduce)
+      if (op == CommOp::kAllReduce || op == CommOp::kReduceScatter || op == CommOp::kAllGather || op == CommOp::kReduce) {
         ++m.reductions;
+        m.largest_reduction = std::max(m.largest_reduction, c.bytes[i]);
+      }
     }
     CountExchanges(r, &mix);
   }
@@ -174,6 +181,8 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
       out.rule = fmt::format("{} of its operations are all-to-all (expert dispatch and combine)", Pct(m.all_to_all, m.all));
     } else if (g.size <= 1) {
       out.rule = "one member";
+    } else if (m.reductions > 0 && m.largest_reduction >= 0 && m.largest_reduction < kSmallReduction) {
+      out.rule = fmt::format("only small reductions (at most {} bytes: barriers, scalars)", m.largest_reduction);
     } else if (g.size >= world) {
       if (m.reductions > 0) {
         out.role = ParallelRole::kData;

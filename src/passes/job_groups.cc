@@ -2,7 +2,9 @@
 // (PyTorch names groups alike on every member; recordings name a communicator by its
 // name or its id). What one rank lacks (description, members) another may know.
 //
-// A group no rank could size (an NCCL communicator made by ncclCommSplit, whose NVTX
+// A group whose size is known but not its members (a recording) has as members the ranks
+// that use it, when as many use it as it has. A group no rank could size (an NCCL
+// communicator made by ncclCommSplit, whose NVTX
 // ranges carry no rank count) is sized by the ranks that use it, its members are those
 // ranks in rank order, and each member's index in it is its own rank there (NCCL orders a
 // split communicator by the key PyTorch passes: the rank's position in the group's rank
@@ -37,6 +39,13 @@ void BuildJobGroups(model::Trace* trace) {
   std::vector<bool> inferred(trace->groups.size(), false);
   for (size_t k = 0; k < trace->groups.size(); ++k) {
     model::JobGroup& j = trace->groups[k];
+    if (j.size > 0 && j.ranks.empty() && users[k].size() == static_cast<size_t>(j.size)) {
+      // Sized but no member named (a recording knows its communicators' rank counts, not
+      // who is in them): when every member's trace is here, its users are its members.
+      std::sort(users[k].begin(), users[k].end());
+      j.ranks = users[k];
+      continue;
+    }
     if (j.size > 0) continue;
     std::sort(users[k].begin(), users[k].end());
     j.size = static_cast<int>(users[k].size());

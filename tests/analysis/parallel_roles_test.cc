@@ -13,6 +13,8 @@ namespace {
 
 using model::CommOp;
 
+int64_t kBytes = 1 << 20;  // each op's size (a small one is a barrier's)
+
 // A job of |world| ranks; AddGroup gives each member rank the group and |ops| operations
 // in it (each a batch of its own unless |batch| puts them on one kernel per rank).
 struct Job {
@@ -44,7 +46,7 @@ struct Job {
       for (size_t k = 0; k < ops.size(); ++k) {
         const int32_t peer = k < peers.size() ? peers[k] : -1;
         // One kernel per rank for all of the group's ops: a batch.
-        r.comms.Append(100, 200, ops[k], model::StringId{}, 1, 1, 4, local, -1, peer, peers.empty() ? model::kNoIndex : 7);
+        r.comms.Append(100, 200, ops[k], model::StringId{}, 1, 1, kBytes, local, -1, peer, peers.empty() ? model::kNoIndex : 7);
       }
     }
     return j;
@@ -111,8 +113,8 @@ TEST(ParallelRoles, SendRecvPipelinesAndAllToAllsMadeOfSendRecv) {
   model::Trace& t = ring.trace;
   const uint32_t g = ring.AddGroup({0, 1, 2, 3}, "", {});
   for (int r = 0; r < 4; ++r) {
-    t.ranks[r].comms.Append(100, 200, CommOp::kSend, model::StringId{}, 1, 1, 4, 0, -1, (r + 1) % 4, 7);
-    t.ranks[r].comms.Append(100, 200, CommOp::kRecv, model::StringId{}, 1, 1, 4, 0, -1, (r + 3) % 4, 7);
+    t.ranks[r].comms.Append(100, 200, CommOp::kSend, model::StringId{}, 1, 1, kBytes, 0, -1, (r + 1) % 4, 7);
+    t.ranks[r].comms.Append(100, 200, CommOp::kRecv, model::StringId{}, 1, 1, kBytes, 0, -1, (r + 3) % 4, 7);
   }
   const ParallelRoles ring_roles = ring.Roles();
   EXPECT_EQ(ring_roles.groups[g].role, ParallelRole::kPipeline);
@@ -177,6 +179,15 @@ TEST(ParallelRoles, TheMeshRules) {
     Job job(4);
     const uint32_t a = job.AddGroup({0, 1}, "", ar);
     EXPECT_EQ(job.Roles().groups[a].role, ParallelRole::kUnknown);
+  }
+  {
+    // A world group whose only reductions are barriers (all-reduces of 4 bytes).
+    Job job(4);
+    kBytes = 4;
+    const uint32_t world = job.AddGroup({0, 1, 2, 3}, "", ar);
+    kBytes = 1 << 20;
+    EXPECT_EQ(job.Roles().groups[world].role, ParallelRole::kUnknown);
+    EXPECT_EQ(job.Roles().groups[world].rule, "only small reductions (at most 4 bytes: barriers, scalars)");
   }
   {
     // No operations, one member: unknown, and said.

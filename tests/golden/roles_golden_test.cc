@@ -61,6 +61,20 @@ TEST(Roles, MeshNamedFromItsStructureWithoutDescriptions) {
     if (g.role == ParallelRole::kTensor) EXPECT_NE(g.rule.find("consecutive"), std::string::npos) << g.rule;
 }
 
+// The plugin's recording of the same run names no group and no member, only rank counts:
+// the members come from the ranks that use each communicator, and the structure names the
+// same roles as the descriptions did; the world communicator's barriers are no role.
+TEST(Roles, TheRecordingOfTheMeshNamesTheSameRoles) {
+  testing::Analyzed a = AnalyzeSample("mesh/native");
+  const auto roles = RolesByMembers(a.trace, a.job.roles);
+  EXPECT_EQ(roles.at("0,1"), ParallelRole::kTensor);
+  EXPECT_EQ(roles.at("2,3"), ParallelRole::kTensor);
+  EXPECT_EQ(roles.at("0,2"), ParallelRole::kData);
+  EXPECT_EQ(roles.at("1,3"), ParallelRole::kData);
+  EXPECT_EQ(roles.at("0,1,2,3"), ParallelRole::kUnknown);
+  EXPECT_FALSE(a.job.roles.has_kernels);
+}
+
 // Per step, each role's exposed communication is at most its communication, and together
 // they are at least the step's exposed communication (no compute beside any comm kernel)
 // and at most what the roles' kernels ran; on the mesh both roles leave a real share of the
