@@ -26,11 +26,12 @@ RankAnalysis AnalyzeRank(const model::RankTrace& r, const AnalyzeOptions& option
   RankAnalysis a;
   a.trace = &r;
   a.window = SelectActivities(r, WindowFor(options));
-  a.time = ComputeRankTimeBreakdown(r, a.window);
+  const std::vector<std::vector<uint32_t>> per_step = RowsPerStep(r);  // one pass for both
+  a.time = ComputeRankTimeBreakdown(r, a.window, per_step);
   a.kernels = ComputeKernelBreakdown(r, a.window.rows, options.top_kernels);
   a.idle = ComputeIdleGaps(r, a.window.rows, options.idle);
   a.ops_in_window = OpsInWindow(r, a.window);
-  a.group_comm = ComputeGroupComm(r, a.window);
+  a.group_comm = ComputeGroupComm(r, a.window, per_step);
   return a;
 }
 

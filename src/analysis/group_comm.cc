@@ -3,7 +3,6 @@
 #include <map>
 
 #include "analysis/intervals.h"
-#include "analysis/time_breakdown.h"
 
 namespace commlens::analysis {
 
@@ -37,10 +36,10 @@ void AddEntries(const model::RankTrace& rank, const std::vector<uint32_t>& rows,
 
 }  // namespace
 
-std::vector<GroupComm> ComputeGroupComm(const model::RankTrace& rank, const ActivityWindow& w) {
+std::vector<GroupComm> ComputeGroupComm(const model::RankTrace& rank, const ActivityWindow& w,
+                                        const std::vector<std::vector<uint32_t>>& per_step) {
   std::vector<GroupComm> out;
   AddEntries(rank, w.rows, kWholeWindow, &out);
-  const std::vector<std::vector<uint32_t>> per_step = RowsPerStep(rank);
   for (size_t s = 0; s < per_step.size(); ++s)
     if (!per_step[s].empty()) AddEntries(rank, per_step[s], rank.steps[s].number, &out);
   return out;

@@ -28,9 +28,10 @@ struct GroupComm {
   model::TimeNs exposed = 0;
 };
 
-// Entries for the window's rows (step kWholeWindow) and for each step's rows (all of the
-// step's activities, as RankTimeBreakdown's steps), in (step, group) order, groups with no
+// Entries for the window's rows (step kWholeWindow) and for each step's rows (|per_step|:
+// RowsPerStep(rank), as RankTimeBreakdown's steps), in (step, group) order, groups with no
 // kernel left out.
-std::vector<GroupComm> ComputeGroupComm(const model::RankTrace& rank, const ActivityWindow& w);
+std::vector<GroupComm> ComputeGroupComm(const model::RankTrace& rank, const ActivityWindow& w,
+                                        const std::vector<std::vector<uint32_t>>& per_step);
 
 }  // namespace commlens::analysis

@@ -115,13 +115,6 @@ void CountExchanges(const model::RankTrace& r, std::vector<OpMix>* mix) {
 // an all-reduce of one value), a loss, a gradient norm. Sizes unknown (-1) are not small.
 constexpr int64_t kSmallReduction = 4096;
 
-bool Consecutive(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  for (size_t i = 1; i < ranks.size(); ++i)
-    if (ranks[i] != ranks[i - 1] + 1) return false;
-  return !ranks.empty();
-}
-
 std::string Pct(uint64_t part, uint64_t whole) {
   return fmt::format("{:.0f}%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
 }
@@ -150,8 +143,8 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
   int world = trace.world_size;
   if (world <= 0) world = static_cast<int>(trace.ranks.size());
 
-  // Rules 1 and 2; what is left for rule 3, by group size.
-  std::map<int, std::vector<uint32_t>> left;  // size -> job groups
+  // Rules 1 and 2; what is left for rule 3.
+  std::vector<uint32_t> left;
   for (uint32_t j = 0; j < trace.groups.size(); ++j) {
     const model::JobGroup& g = trace.groups[j];
     GroupRole& out = (*roles)[j];
@@ -196,7 +189,7 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
     } else if (m.reductions == 0) {
       out.rule = "no reductions";
     } else {
-      left[g.size].push_back(j);
+      left.push_back(j);
     }
   }
 
@@ -210,17 +203,15 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
     bool consecutive = true;
   };
   std::map<std::vector<int>, Dimension> by_shape;
-  for (auto& [size, groups] : left) {
-    for (uint32_t j : groups) {
-      std::vector<int> ranks = trace.groups[j].ranks;
-      std::sort(ranks.begin(), ranks.end());
-      std::vector<int> shape;
-      for (int r : ranks) shape.push_back(r - ranks.front());
-      Dimension& d = by_shape[shape];
-      d.groups.push_back(j);
-      for (int r : ranks) d.disjoint = d.members.insert(r).second && d.disjoint;
-      d.consecutive = d.consecutive && Consecutive(ranks);
-    }
+  for (uint32_t j : left) {
+    std::vector<int> ranks = trace.groups[j].ranks;
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<int> shape;
+    for (int r : ranks) shape.push_back(r - ranks.front());
+    Dimension& d = by_shape[shape];
+    d.groups.push_back(j);
+    for (int r : ranks) d.disjoint = d.members.insert(r).second && d.disjoint;
+    d.consecutive = shape.back() == static_cast<int>(shape.size()) - 1;  // 0, 1, ..., n-1 (ranks are distinct)
   }
   std::vector<const Dimension*> dims;
   for (const auto& [shape, d] : by_shape) {

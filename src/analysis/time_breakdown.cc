@@ -67,10 +67,10 @@ std::vector<std::vector<uint32_t>> RowsPerStep(const model::RankTrace& rank) {
   return per_step;
 }
 
-RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w) {
+RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w,
+                                           const std::vector<std::vector<uint32_t>>& per_step) {
   RankTimeBreakdown out;
   out.total = ComputeTimeBreakdown(rank, w.rows);
-  const std::vector<std::vector<uint32_t>> per_step = RowsPerStep(rank);
   for (size_t s = 0; s < rank.steps.size(); ++s) {
     if (per_step[s].empty()) continue;
     out.steps.push_back({rank.steps[s].number, ComputeTimeBreakdown(rank, per_step[s])});

@@ -59,8 +59,9 @@ TimeBreakdown ComputeTimeBreakdown(const model::RankTrace& rank, const std::vect
 std::vector<std::vector<uint32_t>> RowsPerStep(const model::RankTrace& rank);
 
 // Whole window plus one breakdown per profiler step (activities attributed by launch),
-// every step of the rank, in the window or not.
-RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w);
+// every step of the rank, in the window or not; |per_step| is RowsPerStep(rank).
+RankTimeBreakdown ComputeRankTimeBreakdown(const model::RankTrace& rank, const ActivityWindow& w,
+                                           const std::vector<std::vector<uint32_t>>& per_step);
 
 // A profiler step over the job: the mean over the ranks that ran it of each duration
 // (integer ns, rounded toward zero).

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -30,13 +31,18 @@ std::map<std::string, ParallelRole> RolesByMembers(const model::Trace& trace, co
   return out;
 }
 
-TEST(Roles, MeshNamedFromItsDescriptions) {
-  testing::Analyzed a = AnalyzeSample("mesh");
-  const auto roles = RolesByMembers(a.trace, a.job.roles);
+// The mesh sample's layout: TP over {0,1} and {2,3}, DP over {0,2} and {1,3}.
+void ExpectTpDpMesh(const std::map<std::string, ParallelRole>& roles) {
   EXPECT_EQ(roles.at("0,1"), ParallelRole::kTensor);
   EXPECT_EQ(roles.at("2,3"), ParallelRole::kTensor);
   EXPECT_EQ(roles.at("0,2"), ParallelRole::kData);
   EXPECT_EQ(roles.at("1,3"), ParallelRole::kData);
+}
+
+TEST(Roles, MeshNamedFromItsDescriptions) {
+  testing::Analyzed a = AnalyzeSample("mesh");
+  const auto roles = RolesByMembers(a.trace, a.job.roles);
+  ExpectTpDpMesh(roles);
   for (const analysis::GroupRole& g : a.job.roles.groups)
     if (g.role != ParallelRole::kUnknown) EXPECT_NE(g.rule.find("description"), std::string::npos) << g.rule;
 }
@@ -53,10 +59,7 @@ TEST(Roles, MeshNamedFromItsStructureWithoutDescriptions) {
     for (model::ProcessGroup& g : r.groups) g.description.clear();
   const analysis::JobAnalysis job = analysis::Analyze(trace, {});
   const auto roles = RolesByMembers(trace, job.roles);
-  EXPECT_EQ(roles.at("0,1"), ParallelRole::kTensor);
-  EXPECT_EQ(roles.at("2,3"), ParallelRole::kTensor);
-  EXPECT_EQ(roles.at("0,2"), ParallelRole::kData);
-  EXPECT_EQ(roles.at("1,3"), ParallelRole::kData);
+  ExpectTpDpMesh(roles);
   for (const analysis::GroupRole& g : job.roles.groups)
     if (g.role == ParallelRole::kTensor) EXPECT_NE(g.rule.find("consecutive"), std::string::npos) << g.rule;
 }
@@ -67,10 +70,7 @@ TEST(Roles, MeshNamedFromItsStructureWithoutDescriptions) {
 TEST(Roles, TheRecordingOfTheMeshNamesTheSameRoles) {
   testing::Analyzed a = AnalyzeSample("mesh/native");
   const auto roles = RolesByMembers(a.trace, a.job.roles);
-  EXPECT_EQ(roles.at("0,1"), ParallelRole::kTensor);
-  EXPECT_EQ(roles.at("2,3"), ParallelRole::kTensor);
-  EXPECT_EQ(roles.at("0,2"), ParallelRole::kData);
-  EXPECT_EQ(roles.at("1,3"), ParallelRole::kData);
+  ExpectTpDpMesh(roles);
   EXPECT_EQ(roles.at("0,1,2,3"), ParallelRole::kUnknown);
   EXPECT_FALSE(a.job.roles.has_kernels);
 }
