@@ -232,7 +232,7 @@ void ExposedComm(const FindingsInput& in, std::vector<Finding>* out) {
     if (t > 0) by_role += fmt::format("{}{} {:.1f}%", by_role.empty() ? "" : ", ", RoleShort(r), roles.summary.ExposedPct(r));
   }
   if (roles.has_kernels && named && !by_role.empty())
-    text += " By parallelism: " + by_role + (in.job.summary.over_steps ? " of the step" : " of the time") + " exposed.";
+    text += " Of that, by parallelism: " + by_role + (in.job.summary.over_steps ? " of the step." : " of the time.");
   out->push_back({"exposed_comm", text, "breakdown", exposed});
 }
 

@@ -4,10 +4,10 @@
 //
 // Per group, the union of the group's communication kernels (a GPU activity of class
 // communication whose comm op names the group) is |comm|; the part of it not covered by
-// the union of the same rows' compute kernels is |exposed| (time_breakdown.h's
-// exposed_comm, one group at a time). Two groups' kernels running together with no compute
-// count as exposed in each. Without a GPU kernel timeline (a commlens recording: comm ops
-// only) there are no entries.
+// the union of the same rows' compute kernels is exposed, and a stretch where several
+// groups are exposed at once is shared evenly between them: |exposed| is the group's
+// share, and the groups' shares add up to time_breakdown.h's exposed_comm. Without a GPU
+// kernel timeline (a commlens recording: comm ops only) there are no entries.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,7 @@ struct GroupComm {
   int64_t step = kWholeWindow;  // N of ProfilerStep#N, or kWholeWindow
   int64_t group = -1;           // index in RankTrace::groups; -1: ops of no known group
   model::TimeNs comm = 0;
-  model::TimeNs exposed = 0;
+  model::TimeNs exposed = 0;  // its share of the exposed communication
 };
 
 // Entries for the window's rows (step kWholeWindow) and for each step's rows (|per_step|:

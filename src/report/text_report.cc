@@ -361,7 +361,8 @@ void RolesSection(std::string* out, const JobAnalysis& job, const TextOptions& o
     row(fmt::format("{}", roles.steps[i].step), roles.steps[i], s.left_out.empty() ? "" : "  (" + s.left_out + ")");
   }
   *out += "  exposed: a role's communication kernels running with no compute kernel beside them (mean rank;\n"
-          "  % of the step). Two roles' kernels running together with no compute count in each.\n";
+          "  % of the step). Where two roles' kernels run together with no compute, they share the time\n"
+          "  evenly: the roles add up to the exposed communication of the breakdown.\n";
 }
 
 void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnalysis& job, const TextOptions& opt) {

@@ -226,7 +226,7 @@
     const r = section('roles', 'Parallelism roles',
       'Which parallelism each process group serves, and the rule that named it. ' +
       (PR.has_kernels && PR.steps.length
-        ? 'Each bar: the share of the step (mean rank) in which a role\'s communication kernels ran with no compute kernel beside them; two roles running together with no compute count in each.'
+        ? 'Each bar: the share of the step (mean rank) in which a role\'s communication kernels ran with no compute kernel beside them; where two roles run together with no compute they share the time evenly, so the bars add up to the exposed communication.'
         : ''));
     table(r, ['group', 'description', 'size', 'role', 'named by'],
       PR.groups.map((g) => [g.group, g.description, g.size, g.role, g.rule]), [0, 1, 3, 4]);
