@@ -191,8 +191,13 @@ def data_parallel(args, rank, world, device, prof, step_times, hang):
     ws = layers(args.layers, args.dim, device, 7)  # the same weights everywhere
     x = torch.randn(args.tokens, args.dim, device=device, dtype=torch.bfloat16)
     extra = torch.randn(args.fft_batch, 1024, 1024, device=device, dtype=torch.complex64)
-    slow = rank == args.slow_rank
+    slow_steps = []
     for step in range(prof.total):
+        # --slow-blocks N: slow only in every other block of N steps (what-if checks
+        # inside one run: the clean blocks measure what the slow ones would take).
+        slow = rank == args.slow_rank and (args.slow_blocks == 0 or (step // args.slow_blocks) % 2 == 1)
+        if slow:
+            slow_steps.append(step)
         t0 = time.perf_counter()
         if slow and args.slow_kind == "host":
             with torch.profiler.record_function("slow_host_work"):
@@ -227,6 +232,9 @@ def data_parallel(args, rank, world, device, prof, step_times, hang):
         torch.cuda.synchronize()
         step_times.append(time.perf_counter() - t0)
         prof.step()
+    if args.slow_blocks:
+        with open(os.path.join(args.out, f"rank{rank}.slow_steps.txt"), "w") as f:
+            f.write(" ".join(map(str, slow_steps)) + "\n")
     return "done"
 
 
@@ -260,6 +268,8 @@ def main():
     p.add_argument("--repeats", type=int, default=8, help="contention: collectives per phase")
     p.add_argument("--slow-rank", type=int, default=1)
     p.add_argument("--slow-kind", choices=["compute", "host"], default="compute")
+    p.add_argument("--slow-blocks", type=int, default=0,
+                   help="slow: slow only in every other block of this many steps (0: always)")
     p.add_argument("--slow-ms", type=float, default=8.0, help="host: sleep per step")
     p.add_argument("--fft-batch", type=int, default=8)
     p.add_argument("--fft-repeats", type=int, default=8)
