@@ -113,6 +113,7 @@ struct PipelineStep {
   int64_t step = -1;  // N of ProfilerStep#N; the iteration's index without steps
   model::TimeNs length = 0;
   model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;
+  model::TimeNs compute = 0;  // compute kernel time in the step (0 without a kernel timeline)
   double share() const {
     return length > 0 ? static_cast<double>(warmup_idle + steady_idle + cooldown_idle) / static_cast<double>(length) : 0;
   }
@@ -120,19 +121,29 @@ struct PipelineStep {
 
 struct PipelineStage {
   int rank = 0;
+  int stage = 0;    // position in its pipeline, 0 first
+  int replica = 0;  // which pipeline (data-parallel replica), by lowest rank
   double idle_share = 0;  // bubble share of its step time, the median over steps
+  model::TimeNs compute = 0;  // compute per step, the median over steps
   model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;  // summed over steps
   std::vector<PipelineStep> steps;
 };
 
 struct Pipeline {
   bool detected = false;
-  int stages = 0;
-  int microbatches = 0;       // forward messages from the first stage to the second per step
-  std::string schedule;       // "1F1B", "GPipe (all forward, then all backward)"
-  double bubble_fraction = 0;  // mean idle share of the stages' steps
-  double ideal_fraction = 0;   // (p - 1) / (m + p - 1)
-  std::vector<PipelineStage> per_stage;
+  int stages = 0;             // ranks per pipeline
+  int virtual_stages = 1;     // model chunks per rank (interleaved schedules), 0 if unknown
+  int microbatches = 0;       // per step (0 if unknown)
+  int replicas = 0;           // pipelines measured (data-parallel replicas)
+  std::string schedule;       // "1F1B", "GPipe (all forward, then all backward)",
+                              // "interleaved 1F1B with 2 model chunks per rank", ...
+  double bubble_fraction = 0;  // mean idle share of the stages' steps, over every replica
+  double ideal_fraction = 0;   // (p - 1) / (m + p - 1), divided by v when interleaved
+  std::vector<double> replica_bubble;  // each replica's mean stage bubble
+  double replica_spread = 0;           // the largest minus the smallest of those
+  int pace_stage = -1;                 // the stage whose compute sets the pace, -1: balanced
+  model::TimeNs pace_compute = 0, median_compute = 0;  // its compute per step, the median stage's
+  std::vector<PipelineStage> per_stage;  // by replica, then stage
   // False when some stage has no kernel timeline (recordings): its bubble is then only
   // the time it waited in send/recv for the peer, a lower bound.
   bool idle_known = true;

@@ -1,19 +1,33 @@
 // Pipeline-parallel structure (cross_rank.h), detected from point-to-point messages: the
-// ranks that exchange messages form chains (stage 0 <-> 1 <-> ... <-> p-1); the first
-// stage is the end of the chain that sends first (activations flow forward first). An
-// interleaved schedule also sends from the last stage to the first (a ring): there stage
-// 0 is the rank that sends first, and the order follows its first message.
+// ranks that exchange messages form chains (stage 0 <-> 1 <-> ... <-> p-1), one per
+// data-parallel replica; the first stage is the end of the chain that sends first
+// (activations flow forward first). An interleaved schedule also sends from the last
+// stage to the first (a ring): there stage 0 is the rank that sends first, the order
+// follows its first message, and the counts of forward messages on the ring's links give
+// the model chunks per rank (v) and the micro-batches (m): m v on an inner link, m (v - 1)
+// from the last rank back to the first, per step.
+//
+// Ranks that exchange at once are no pipeline: an all-to-all or a halo exchange built from
+// send/recv starts each step with messages both ways on every link, whereas a pipeline
+// starts with activations going forward while nothing comes back (in 1F1B's steady state
+// most messages do overlap one going the other way: the stage graph and the step's first
+// messages decide, not the overlap of all of them).
 //
 // A stage in its bubble is either idle (no GPU activity: nothing launched) or inside a
 // send or receive waiting for its peer to start the other end (NCCL's kernel spins; the
 // GPU is busy but does no work). Per stage and step: that bubble's share of the step, and
 // where it sits: until its first message of the step has ended (warm-up), until its last
 // message starts (steady state), the rest (cool-down). The bubble fraction is the stages'
-// mean share, held against the ideal (p - 1) / (m + p - 1) for p stages and m
-// micro-batches.
+// mean share, held against the schedule's ideal (p - 1) / (m + p - 1), divided by v when
+// interleaved. The stage whose compute per step is the largest sets the pace: every other
+// stage waits for it (partitioning imbalance).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
+#include <tuple>
+
+#include <fmt/format.h>
 
 #include "analysis/cross_rank_parts.h"
 #include "analysis/gpu_stretch.h"
@@ -56,27 +70,62 @@ struct P2pWaits {
   }
 };
 
-// Messages between two ranks that flow both ways at once (an all-to-all or a halo
-// exchange built from grouped send/recv) are no pipeline: there activations go forward
-// while nothing comes back (warm-up) and gradients come back while nothing goes forward
-// (cool-down). True when nine in ten messages overlap one going the other way.
-bool MostlyExchanges(const std::vector<Message>& messages) {
+bool In(TimeNs t, const model::ProfilerStep& s) { return t >= s.start && t <= s.end; }
+
+// Whether ranks exchange rather than pipeline: on nine in ten links and steps, the link's
+// first message of the step overlaps one going the other way. |steps| are one rank's
+// profiler steps; without them, a link's messages are cut where it was quiet for a
+// millisecond, each stretch counts as a step, and half of the stretches starting both
+// ways is enough when nine in ten of all messages overlap one going the other way.
+bool Exchanges(const std::vector<Message>& messages, const std::vector<model::ProfilerStep>& steps) {
+  constexpr TimeNs kQuiet = 1'000'000;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<TimeNs, TimeNs>>> by_direction;
   for (const Message& msg : messages) by_direction[{msg.from, msg.to}].push_back({msg.send_start, msg.send_end});
   for (auto& [dir, spans] : by_direction) std::sort(spans.begin(), spans.end());
-  size_t paired = 0;
+  auto paired = [&](uint32_t from, uint32_t to, std::pair<TimeNs, TimeNs> span) {
+    auto back = by_direction.find({to, from});
+    if (back == by_direction.end()) return false;
+    // Spans of one direction do not overlap each other, so the one that starts last
+    // before the span's end is the only candidate.
+    auto it = std::lower_bound(back->second.begin(), back->second.end(), std::make_pair(span.second, INT64_MIN));
+    return it != back->second.begin() && std::prev(it)->second > span.first;
+  };
+  size_t firsts = 0, both_ways = 0;
   for (const auto& [dir, spans] : by_direction) {
-    auto back = by_direction.find({dir.second, dir.first});
-    if (back == by_direction.end()) continue;
-    const auto& other = back->second;
-    for (const auto& [a, b] : spans) {
-      // Spans of one direction do not overlap each other, so the one that starts last
-      // before |b| is the only candidate.
-      auto it = std::lower_bound(other.begin(), other.end(), std::make_pair(b, INT64_MIN));
-      if (it != other.begin() && std::prev(it)->second > a) ++paired;
+    if (dir.first > dir.second && by_direction.count({dir.second, dir.first})) continue;  // the link once
+    // The link's messages both ways, by start: (start, end, sent by the lower rank).
+    std::vector<std::tuple<TimeNs, TimeNs, bool>> link;
+    for (const auto& d : {dir, std::make_pair(dir.second, dir.first)}) {
+      auto it = by_direction.find(d);
+      if (it == by_direction.end()) continue;
+      for (const auto& [a, b] : it->second) link.emplace_back(a, b, d == dir);
+    }
+    std::sort(link.begin(), link.end());
+    auto count = [&](const std::tuple<TimeNs, TimeNs, bool>& m) {
+      ++firsts;
+      const auto [a, b, forward] = m;
+      both_ways += forward ? paired(dir.first, dir.second, {a, b}) : paired(dir.second, dir.first, {a, b});
+    };
+    if (!steps.empty()) {
+      for (const model::ProfilerStep& s : steps) {
+        auto it = std::lower_bound(link.begin(), link.end(), std::make_tuple(s.start, INT64_MIN, false));
+        if (it != link.end() && std::get<0>(*it) <= s.end) count(*it);
+      }
+      continue;
+    }
+    TimeNs busy_until = INT64_MIN;
+    for (const auto& m : link) {
+      if (busy_until == INT64_MIN || std::get<0>(m) > busy_until + kQuiet) count(m);
+      busy_until = std::max(busy_until, std::get<1>(m));
     }
   }
-  return paired * 10 >= messages.size() * 9;
+  if (firsts == 0) return false;
+  if (!steps.empty()) return both_ways * 10 >= firsts * 9;
+  // Stretches cut by quiet times also start inside a pipeline's steady state, where most
+  // messages pair: there, half of the firsts paired and nine in ten of all messages.
+  size_t all_paired = 0;
+  for (const Message& msg : messages) all_paired += paired(msg.from, msg.to, {msg.send_start, msg.send_end});
+  return both_ways * 2 >= firsts && all_paired * 10 >= messages.size() * 9;
 }
 
 std::vector<P2pWaits> WaitsOf(const std::vector<Message>& messages, size_t ranks) {
@@ -92,8 +141,6 @@ std::vector<P2pWaits> WaitsOf(const std::vector<Message>& messages, size_t ranks
   for (P2pWaits& w : waits) std::sort(w.spans.begin(), w.spans.end());
   return waits;
 }
-
-bool In(TimeNs t, const model::ProfilerStep& s) { return t >= s.start && t <= s.end; }
 
 // The chain through |start| in an undirected graph of degree <= 2, in order.
 std::vector<uint32_t> Chain(const std::map<uint32_t, std::set<uint32_t>>& adj, uint32_t start) {
@@ -132,7 +179,10 @@ std::vector<Iteration> Iterations(const model::RankTrace& rank, uint32_t r, uint
     if (msg.from == partner && msg.to == r)
       ops.push_back({msg.recv_launched, rank.comms.start[msg.recv_op], rank.comms.end[msg.recv_op], !first_stage});
   }
-  std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.launched < b.launched; });
+  // A batch launches its forward and backward at once: the forward first, or its
+  // micro-batch would seem to close before the batch opened the next.
+  std::sort(ops.begin(), ops.end(),
+            [](const Op& a, const Op& b) { return std::tie(a.launched, b.forward) < std::tie(b.launched, a.forward); });
   std::vector<Iteration> out;
   int open = 0, forwards = 0;
   TimeNs lo = ops.empty() ? 0 : ops.front().start, hi = lo;
@@ -154,12 +204,26 @@ std::vector<uint32_t> StageOrder(const std::vector<Message>& messages) {
   for (const Message& msg : messages) adj[msg.from].insert(msg.to), adj[msg.to].insert(msg.from);
   for (const auto& [r, n] : adj)
     if (n.size() > 2) return {};  // not a chain: some other p2p pattern
+  // Stage 0 is the rank whose first message is a send (every other stage first waits for
+  // an activation), judged on each rank's own host clock: its launch order. When that
+  // leaves no single rank, the rank that sends first on the aligned GPU clocks.
   auto first_send = [&](uint32_t r) {
     TimeNs t = INT64_MAX;
     for (const Message& msg : messages)
       if (msg.from == r) t = std::min(t, msg.send_start);
     return t;
   };
+  auto opens_with_send = [&](uint32_t r) {
+    TimeNs send = INT64_MAX, recv = INT64_MAX;
+    for (const Message& msg : messages) {
+      if (msg.from == r) send = std::min(send, msg.launched);
+      if (msg.to == r) recv = std::min(recv, msg.recv_launched);
+    }
+    return send < recv;
+  };
+  std::vector<uint32_t> openers;
+  for (const auto& [r, n] : adj)
+    if (opens_with_send(r)) openers.push_back(r);
   // The chain of the lowest rank; its first stage is the end that sent first.
   std::vector<uint32_t> chain = Chain(adj, adj.begin()->first);
   const bool ring = chain.size() > 2 && adj.at(chain.front()).count(chain.back());
@@ -169,6 +233,7 @@ std::vector<uint32_t> StageOrder(const std::vector<Message>& messages) {
     uint32_t start = chain[0];
     for (uint32_t r : chain)
       if (first_send(r) < first_send(start)) start = r;
+    if (openers.size() == 1) start = openers[0];
     TimeNs earliest = INT64_MAX;
     uint32_t next = start;
     for (const Message& msg : messages)
@@ -180,13 +245,53 @@ std::vector<uint32_t> StageOrder(const std::vector<Message>& messages) {
   }
   if (adj.at(chain.front()).size() == 2) chain = Chain(adj, chain.back());  // started mid-chain
   if (chain.size() < 2) return {};
-  if (first_send(chain.back()) < first_send(chain.front())) std::reverse(chain.begin(), chain.end());
+  const bool back_first = openers.size() == 1 ? openers[0] == chain.back() : first_send(chain.back()) < first_send(chain.front());
+  if (back_first) std::reverse(chain.begin(), chain.end());
   return chain;
 }
 
-// Micro-batches per step and the schedule, from stage 0's messages with stage 1.
-void JudgeSchedule(const model::RankTrace& first, uint32_t stage0, uint32_t stage1, const std::vector<Message>& messages,
-                   Pipeline* p) {
+// Forward messages per step (the median over the steps that have some) from |from| to
+// |to|, counted in |first|'s profiler steps by the send's launch.
+int ForwardPerStep(const model::RankTrace& first, uint32_t from, uint32_t to, const std::vector<Message>& messages) {
+  std::vector<int> per_step;
+  for (const model::ProfilerStep& step : first.steps) {
+    int n = 0;
+    for (const Message& msg : messages) n += msg.from == from && msg.to == to && In(msg.launched, step);
+    if (n > 0) per_step.push_back(n);
+  }
+  if (per_step.empty()) return 0;
+  std::sort(per_step.begin(), per_step.end());
+  return per_step[per_step.size() / 2];
+}
+
+// The stages and micro-batches torch.distributed.pipelining's action ranges name on a
+// rank ("PP:<stage><action><micro-batch>"): {distinct stages, distinct micro-batches},
+// {0, 0} when it has none.
+std::pair<int, int> NamedActions(const model::RankTrace& rank) {
+  std::set<int> stages, micro;
+  const model::Annotations& a = rank.annotations;
+  for (uint32_t i = 0; i < a.size(); ++i) {
+    if (a.device[i] >= 0) continue;  // the GPU projections repeat the host's
+    std::string_view name = rank.strings.Get(a.name[i]);
+    if (!name.starts_with(model::kPipelineActionPrefix)) continue;
+    name.remove_prefix(model::kPipelineActionPrefix.size());
+    size_t k = 0;
+    int stage = 0, mb = 0;
+    while (k < name.size() && k < 6 && name[k] >= '0' && name[k] <= '9') stage = stage * 10 + (name[k++] - '0');
+    if (k == 0 || k >= name.size() || std::string_view("FBIW").find(name[k]) == std::string_view::npos) continue;
+    const size_t digits = ++k;
+    while (k < name.size() && k - digits < 6 && name[k] >= '0' && name[k] <= '9') mb = mb * 10 + (name[k++] - '0');
+    if (k == digits || k != name.size()) continue;
+    stages.insert(stage), micro.insert(mb);
+  }
+  return {static_cast<int>(stages.size()), static_cast<int>(micro.size())};
+}
+
+// Micro-batches per step, model chunks per rank and the schedule, from stage 0's
+// messages with stage 1 (and, on a ring, the last stage's forward messages to stage 0).
+void JudgeSchedule(const model::RankTrace& first, const std::vector<uint32_t>& chain, bool ring,
+                   const std::vector<Message>& messages, Pipeline* p) {
+  const uint32_t stage0 = chain[0], stage1 = chain[1];
   uint64_t forward = 0;
   // Stage 0's own sends to stage 1 (F) and receives from it (B), in the order its host
   // launched them: the program's order (another host's clock would not do: hosts run
@@ -207,8 +312,31 @@ void JudgeSchedule(const model::RankTrace& first, uint32_t stage0, uint32_t stag
   if (per_step.empty())
     for (const Iteration& it : Iterations(first, stage0, stage1, true, messages)) per_step.push_back(it.forwards);
   std::sort(per_step.begin(), per_step.end());
-  p->microbatches = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
-  std::sort(order.begin(), order.end());
+  const int inner = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
+  p->microbatches = inner;
+  p->virtual_stages = 1;
+  const auto [named_stages, named_micro] = NamedActions(first);
+  if (chain.size() == 2 && named_stages > 1 && named_micro > 0 && inner % named_micro == 0) {
+    // Two ranks: the chunks' messages both ways look alike (m (2v - 1) each way per step),
+    // so the schedule's own action names say v.
+    p->microbatches = named_micro;
+    p->virtual_stages = named_stages;
+  } else if (ring) {
+    // m v forward messages per step on an inner link, m (v - 1) on the way back to stage 0.
+    // Without profiler steps, the ratio of the whole window's counts gives v.
+    int wrap = ForwardPerStep(first, chain.back(), stage0, messages), along = inner;
+    if (first.steps.empty()) {
+      along = wrap = 0;
+      for (const Message& msg : messages) along += msg.from == stage0 && msg.to == stage1, wrap += msg.from == chain.back() && msg.to == stage0;
+    }
+    const bool whole = wrap > 0 && along > wrap && along % (along - wrap) == 0;
+    p->virtual_stages = whole ? along / (along - wrap) : 0;
+    p->microbatches = whole ? inner / p->virtual_stages : 0;
+  }
+  // At one launch (a batch), the forward first.
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.first, a.second == 'B') < std::make_pair(b.first, b.second == 'B');
+  });
   // GPipe: within a step every forward precedes every backward; 1F1B interleaves them.
   // Judged in the first step with forward messages (the first step is often partial);
   // without steps, in the first iteration (until stage 0's open micro-batches first
@@ -229,7 +357,15 @@ void JudgeSchedule(const model::RankTrace& first, uint32_t stage0, uint32_t stag
     }
     if (!step0 && backward_seen && open == 0) break;
   }
-  p->schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
+  if (p->virtual_stages == 1) {
+    p->schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
+  } else if (p->virtual_stages == 0) {
+    p->schedule = "unknown schedule (the last stage sends to the first, but its messages are no whole number of "
+                  "model chunks per rank)";
+  } else {
+    p->schedule = fmt::format("{} with {} model chunks per rank",
+                              interleaved ? "interleaved 1F1B" : "looped GPipe (breadth-first)", p->virtual_stages);
+  }
 }
 
 // Stage |at| of |chain|: its bubble per profiler step (per pipeline iteration without
@@ -242,6 +378,7 @@ PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t
   s.rank = rank.rank;
   const bool has_timeline = rank.GpuActivityCount() > 0;
   std::vector<double> shares;
+  std::vector<TimeNs> computes;
   auto add = [&](int64_t number, TimeNs lo, TimeNs first_end, TimeNs last_start, TimeNs hi) {
     PipelineStep one;
     one.step = number;
@@ -249,6 +386,8 @@ PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t
     one.warmup_idle = waits.BubbleIn(gpu, r, has_timeline, lo, first_end);
     one.steady_idle = waits.BubbleIn(gpu, r, has_timeline, first_end, last_start);
     one.cooldown_idle = waits.BubbleIn(gpu, r, has_timeline, last_start, hi);
+    one.compute = has_timeline ? gpu.Measure(r, lo, hi, model::kNoIndex).compute : 0;
+    computes.push_back(one.compute);
     s.warmup_idle += one.warmup_idle, s.steady_idle += one.steady_idle, s.cooldown_idle += one.cooldown_idle;
     if (hi > lo) shares.push_back(one.share());
     s.steps.push_back(one);
@@ -287,6 +426,8 @@ PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t
     std::sort(shares.begin(), shares.end());
     const size_t n = shares.size();
     s.idle_share = n % 2 ? shares[n / 2] : (shares[n / 2 - 1] + shares[n / 2]) / 2;
+    std::sort(computes.begin(), computes.end());
+    s.compute = computes[computes.size() / 2];
   }
   return s;
 }
@@ -309,23 +450,78 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
     messages.push_back({m.rank_index[send], m.rank_index[recv], m.row[send], m.row[recv], m.start[send], m.start[recv],
                         m.end[send], Launched(sender, m.row[send]), Launched(receiver, m.row[recv])});
   }
-  if (messages.empty() || MostlyExchanges(messages)) return p;
-  const std::vector<uint32_t> chain = StageOrder(messages);
-  if (chain.empty()) return p;
-  p.detected = true;
-  p.stages = static_cast<int>(chain.size());
-  JudgeSchedule(trace.ranks[chain[0]], chain[0], chain[1], messages, &p);
-  const double stages = p.stages, micro = std::max(p.microbatches, 1);
-  p.ideal_fraction = (stages - 1) / (micro + stages - 1);
-
-  const std::vector<P2pWaits> waits = WaitsOf(messages, trace.ranks.size());
-  double share_sum = 0;
-  for (size_t at = 0; at < chain.size(); ++at) {
-    p.idle_known = p.idle_known && trace.ranks[chain[at]].GpuActivityCount() > 0;
-    p.per_stage.push_back(MeasureStage(trace, chain, at, messages, waits[chain[at]], gpu));
-    share_sum += p.per_stage.back().idle_share;
+  if (messages.empty()) return p;
+  // The pipelines: the chains (or rings) of ranks the messages join, one per data-parallel
+  // replica, in the order of their lowest rank.
+  std::map<uint32_t, uint32_t> parent;
+  std::function<uint32_t(uint32_t)> root = [&](uint32_t r) {
+    auto it = parent.try_emplace(r, r).first;
+    return it->second == r ? r : it->second = root(it->second);
+  };
+  for (const Message& msg : messages) parent[root(msg.from)] = root(msg.to);
+  std::map<uint32_t, std::vector<Message>> components;
+  for (const Message& msg : messages) components[root(msg.from)].push_back(msg);
+  std::vector<std::vector<uint32_t>> chains;
+  std::vector<std::vector<Message>> chain_messages;
+  for (auto& [r, msgs] : components) {
+    const std::vector<uint32_t> chain = StageOrder(msgs);
+    if (chain.empty() || Exchanges(msgs, trace.ranks[chain[0]].steps)) continue;
+    chains.push_back(chain);
+    chain_messages.push_back(std::move(msgs));
   }
-  p.bubble_fraction = share_sum / stages;
+  // Replicas of one pipeline have its depth; another depth is some other pattern.
+  if (chains.empty()) return p;
+  const size_t depth = chains[0].size();
+  p.detected = true;
+  p.stages = static_cast<int>(depth);
+  const std::vector<P2pWaits> waits = WaitsOf(messages, trace.ranks.size());
+  std::vector<double> replica_bubble;
+  for (size_t c = 0; c < chains.size(); ++c) {
+    const std::vector<uint32_t>& chain = chains[c];
+    if (chain.size() != depth) continue;
+    const std::vector<Message>& msgs = chain_messages[c];
+    std::set<std::pair<uint32_t, uint32_t>> links;
+    for (const Message& msg : msgs) links.insert(std::minmax(msg.from, msg.to));
+    const bool ring = depth > 2 && links.count(std::minmax(chain.front(), chain.back()));
+    Pipeline judged;
+    JudgeSchedule(trace.ranks[chain[0]], chain, ring, msgs, &judged);
+    if (replica_bubble.empty()) p.microbatches = judged.microbatches, p.virtual_stages = judged.virtual_stages,
+                                p.schedule = judged.schedule;
+    double share_sum = 0;
+    for (size_t at = 0; at < chain.size(); ++at) {
+      p.idle_known = p.idle_known && trace.ranks[chain[at]].GpuActivityCount() > 0;
+      PipelineStage s = MeasureStage(trace, chain, at, msgs, waits[chain[at]], gpu);
+      s.stage = static_cast<int>(at);
+      s.replica = static_cast<int>(replica_bubble.size());
+      share_sum += s.idle_share;
+      p.per_stage.push_back(std::move(s));
+    }
+    replica_bubble.push_back(share_sum / static_cast<double>(depth));
+  }
+  p.replicas = static_cast<int>(replica_bubble.size());
+  double sum = 0;
+  for (double b : replica_bubble) sum += b;
+  p.bubble_fraction = sum / static_cast<double>(replica_bubble.size());
+  const auto [lo, hi] = std::minmax_element(replica_bubble.begin(), replica_bubble.end());
+  p.replica_spread = *hi - *lo;
+  p.replica_bubble = replica_bubble;
+  const double stages = p.stages, micro = std::max(p.microbatches, 1), v = std::max(p.virtual_stages, 1);
+  p.ideal_fraction = (stages - 1) / (micro + stages - 1) / v;
+  // The pace: each stage's compute per step (the mean over replicas); the largest sets it
+  // when it exceeds the median stage's by a tenth.
+  if (p.idle_known) {
+    std::vector<double> compute(depth, 0.0);
+    for (const PipelineStage& s : p.per_stage) compute[s.stage] += static_cast<double>(s.compute) / p.replicas;
+    std::vector<double> sorted = compute;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[depth / 2];
+    const size_t top = static_cast<size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
+    if (median > 0 && compute[top] > 1.1 * median) {
+      p.pace_stage = static_cast<int>(top);
+      p.pace_compute = static_cast<TimeNs>(compute[top]);
+      p.median_compute = static_cast<TimeNs>(median);
+    }
+  }
   return p;
 }
 

@@ -68,6 +68,9 @@ void DropHostEvents(RankTrace* r) {
 
   Annotations& a = r->annotations;
   keep = StepRows(a, r->strings);
+  // A pipeline schedule's host action ranges name its stages (analysis/pipeline.cc).
+  for (size_t i = 0; i < a.size(); ++i)
+    keep[i] = keep[i] || (a.device[i] < 0 && StartsWith(r->strings.Get(a.name[i]), kPipelineActionPrefix));
   KeepRows(keep, a.start, a.end, a.name, a.domain, a.pid, a.tid, a.device, a.depth);
 
   r->flows = {};

@@ -13,7 +13,8 @@
 namespace commlens::model {
 
 // Leaves out host events, annotations and flows but the ProfilerStep#N ranges (host and
-// annotation tables) and the first host event that ends last, in their order; counts what
+// annotation tables), a pipeline schedule's host action ranges ("PP:..."), and the first
+// host event that ends last, in their order; counts what
 // was left out of those two tables in |host_events_dropped|; keeps only the strings the
 // tables still name (string ids change, the strings they name do not). Everything else
 // is untouched.

@@ -148,6 +148,9 @@ enum CommFlags : uint8_t {
   kCommNoGpuTiming = 4,  // no GPU timing (a recording whose kernel never reported an end, or
                          // kernels not recorded): start and end are host times
   kCommSymmetric = 8,    // NCCL ran a symmetric-memory kernel (profiler ABI v7)
+  kCommBatched = 16,     // one of several ops that ran as one kernel (a batch_isend_irecv,
+                         // a coalesced group): start and end are the batch's, shared with
+                         // the kernel's other rows (GpuActivities::comm names the first)
 };
 
 // Communication operations, one row per collective or p2p call on this rank.
@@ -183,6 +186,9 @@ struct CommOps {
 
 // Name prefix of the PyTorch profiler's step ranges ("ProfilerStep#12").
 inline constexpr std::string_view kProfilerStepPrefix = "ProfilerStep#";
+// Name prefix of torch.distributed.pipelining's action ranges ("PP:2F5": stage 2's
+// forward of micro-batch 5; B, I, W for the backward and its input and weight halves).
+inline constexpr std::string_view kPipelineActionPrefix = "PP:";
 
 struct ProfilerStep {
   int64_t number = 0;  // N of ProfilerStep#N

@@ -27,10 +27,12 @@ void NumberOps(model::RankTrace* rank) {
   // One sequence per (group, op direction, peer): p2p ops by direction and peer,
   // collectives (direction and peer 0) per group and engine.
   using Sequence = std::tuple<uint32_t, int, int32_t, uint8_t>;
+  // Of the flags only the engine separates sequences (a batched op is numbered with the
+  // lone ones of its pair).
   auto sequence_of = [&](uint32_t i) -> Sequence {
-    if (model::IsPointToPoint(c.op[i]))
-      return {c.group[i], static_cast<int>(c.op[i]), c.peer[i], c.flags[i]};
-    return {c.group[i], 0, 0, c.flags[i]};
+    const uint8_t engine = c.flags[i] & model::kCommCopyEngine;
+    if (model::IsPointToPoint(c.op[i])) return {c.group[i], static_cast<int>(c.op[i]), c.peer[i], engine};
+    return {c.group[i], 0, 0, engine};
   };
   std::map<Sequence, int64_t> next;
   for (uint32_t i : order)

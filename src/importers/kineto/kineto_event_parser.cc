@@ -117,11 +117,13 @@ error_code ParseArgs(ondemand::value value, KinetoEvent* e) {
 
 // Whether the table writer uses this event's args. Host operators, Python functions and
 // user annotations are kept by name and time alone; their args (input shapes, ids,
-// sequence numbers: most of a trace's keys) are skipped unread. Kineto writes "ph" and
-// "cat" before "args"; an event that lists them later has its args read.
+// sequence numbers: most of a trace's keys) are skipped unread, but for the
+// record_param_comms operators (a batch's ops: kineto_batches.h). Kineto writes "ph",
+// "cat" and "name" before "args"; an event that lists them later has its args read.
 bool ArgsAreRead(const KinetoEvent& e) {
   if (e.ph != 'X' || e.cat.empty()) return true;
-  return e.cat != keys::kCatCpuOp && e.cat != keys::kCatPythonFunction && e.cat != keys::kCatUserAnnotation;
+  if (e.cat == keys::kCatCpuOp) return e.name.empty() || e.name == keys::kRecordParamComms;
+  return e.cat != keys::kCatPythonFunction && e.cat != keys::kCatUserAnnotation;
 }
 
 }  // namespace

@@ -64,6 +64,9 @@ inline constexpr std::string_view kProcessGroupRanks = "Process Group Ranks";
 inline constexpr std::string_view kSeq = "Seq";
 inline constexpr std::string_view kSrcRank = "Src Rank";
 inline constexpr std::string_view kDstRank = "Dst Rank";
+// The host operator PyTorch records for every collective and p2p call (its args hold
+// the collective fields; a batch's kernel has none of its own).
+inline constexpr std::string_view kRecordParamComms = "record_param_comms";
 
 // Categories
 inline constexpr std::string_view kCatKernel = "kernel";

@@ -171,10 +171,13 @@ void KinetoTableWriter::AddComplete(const KinetoEvent& e, uint64_t offset) {
     rank_->stats.Count(ImportIssue::kMalformedEvent, offset, Head(e.name) + ": args unreadable");
   const model::TimeNs end = e.ts_ns + e.dur_ns;
   switch (info.category) {
-    case Category::kKernel:
+    case Category::kKernel: {
       AddGpuActivity(e, ActivityKind::kKernel);
-      if (e.coll.present()) AddCommOp(e, static_cast<uint32_t>(rank_->gpu.size() - 1), offset);
+      const uint32_t row = static_cast<uint32_t>(rank_->gpu.size() - 1);
+      if (e.coll.present()) AddCommOp(e, row, offset);
+      if (e.coll.present() || StartsWith(e.name, "nccl")) batches_.AddNcclKernel(row, e.correlation, e.coll.present());
       return;
+    }
     case Category::kMemcpy:
       return AddGpuActivity(e, ActivityKind::kMemcpy);
     case Category::kMemset:
@@ -184,6 +187,10 @@ void KinetoTableWriter::AddComplete(const KinetoEvent& e, uint64_t offset) {
       if (e.stream >= 0) AddGpuActivity(e, ActivityKind::kSync);
       return;
     case Category::kHost:
+      if (e.name == keys::kRecordParamComms && e.coll.present()) {  // a batch's op, maybe
+        const model::CommOp op = model::CommOpFromPyTorchName(e.coll.name);
+        if (op != model::CommOp::kUnknown) batches_.AddHostOp(DescribeComm(e, op, offset));  // not "wait"
+      }
       if (drop_host_events_ && DropHostEvent(e, info.host_kind)) return;
       rank_->host.Append(e.ts_ns, end, InternName(e.name), e.pid, e.tid, e.correlation,
                          info.host_kind);
@@ -229,13 +236,20 @@ void KinetoTableWriter::AddGpuActivity(const KinetoEvent& e, ActivityKind kind) 
 }
 
 void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint64_t offset) {
-  const KinetoCollectiveArgs& c = e.coll;
-  model::CommOp op = model::CommOpFromPyTorchName(c.name);
+  model::CommOp op = model::CommOpFromPyTorchName(e.coll.name);
   if (op == model::CommOp::kUnknown) {
-    rank_->stats.Count(ImportIssue::kUnknownCollective, offset, std::string(c.name));
+    rank_->stats.Count(ImportIssue::kUnknownCollective, offset, std::string(e.coll.name));
     op = model::CommOpFromNcclKernelName(e.name);
   }
-  uint32_t group = model::kNoIndex;
+  const HostCommOp d = DescribeComm(e, op, offset);
+  uint32_t row = rank_->comms.Append(e.ts_ns, e.ts_ns + e.dur_ns, op, d.dtype, d.in_elems, d.out_elems, d.bytes,
+                                     d.group, d.seq, d.peer, activity);
+  rank_->gpu.comm[activity] = row;
+}
+
+HostCommOp KinetoTableWriter::DescribeComm(const KinetoEvent& e, model::CommOp op, uint64_t offset) {
+  const KinetoCollectiveArgs& c = e.coll;
+  HostCommOp d{e.ts_ns, e.tid, op, rank_->strings.Intern(c.dtype), c.in_elems, c.out_elems, -1, model::kNoIndex, -1, -1};
   if (!c.group_name.empty()) {
     model::ProcessGroup g;
     g.name = std::string(c.group_name);
@@ -245,33 +259,31 @@ void KinetoTableWriter::AddCommOp(const KinetoEvent& e, uint32_t activity, uint6
     if (out_of_range || c.group_size > INT32_MAX)
       rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset, "rank or group size out of range");
     g.size = static_cast<int>(c.group_size > 0 && c.group_size <= INT32_MAX ? c.group_size : g.ranks.size());
-    group = rank_->FindOrAddGroup(g);
+    d.group = rank_->FindOrAddGroup(g);
   }
   int elem = model::DataTypeSize(c.dtype);
   if (elem == 0 && !c.dtype.empty())
     rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset,
                        "unknown dtype '" + std::string(c.dtype) + "'");
-  int64_t in = c.in_elems, out = c.out_elems;
-  int64_t bytes = -1;
-  if (elem > 0 && __builtin_mul_overflow(std::max<int64_t>(std::max<int64_t>(in, out), 0),
-                                         static_cast<int64_t>(elem), &bytes))
-    bytes = -1;
+  if (elem > 0 && __builtin_mul_overflow(std::max<int64_t>(std::max<int64_t>(c.in_elems, c.out_elems), 0),
+                                         static_cast<int64_t>(elem), &d.bytes))
+    d.bytes = -1;
+  // Src/Dst Rank are global ranks (in a batch's ops too, where "Rank" is the peer's
+  // index in the group).
   int64_t peer64 = c.dst_rank >= 0 ? c.dst_rank : c.src_rank;
-  int32_t peer = -1;
   if (peer64 > INT32_MAX) rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset, "peer rank out of range");
-  else if (peer64 >= 0) peer = static_cast<int32_t>(peer64);
+  else if (peer64 >= 0) d.peer = static_cast<int32_t>(peer64);
   // PyTorch's Seq numbers a group's collectives alike on every member; its p2p numbering
   // is per rank, not per pair, so p2p ops are numbered per (peer, direction) by the
   // number_ops pass instead.
-  int64_t seq = model::IsPointToPoint(op) ? -1 : c.seq;
-  uint32_t row = rank_->comms.Append(e.ts_ns, e.ts_ns + e.dur_ns, op,
-                                     rank_->strings.Intern(c.dtype), in, out, bytes, group,
-                                     seq, peer, activity);
-  rank_->gpu.comm[activity] = row;
+  d.seq = model::IsPointToPoint(op) ? -1 : c.seq;
+  return d;
 }
 
 bool KinetoTableWriter::DropUnlessStep(const KinetoEvent& e) {
   if (StartsWith(e.name, model::kProfilerStepPrefix)) return false;
+  // A pipeline schedule's action ranges name its stages and micro-batches (few: kept).
+  if (e.cat == keys::kCatUserAnnotation && StartsWith(e.name, model::kPipelineActionPrefix)) return false;
   ++rank_->host_events_dropped;
   return true;
 }
@@ -284,6 +296,7 @@ bool KinetoTableWriter::DropHostEvent(const KinetoEvent& e, model::HostKind kind
 }
 
 void KinetoTableWriter::Finish(int64_t base_ns) {
+  batches_.Attach(rank_);
   if (last_host_end_ != INT64_MIN) {
     rank_->host.Append(last_host_start_, last_host_end_, {}, -1, -1, 0, model::HostKind::kOther);
     --rank_->host_events_dropped;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "importers/kineto/kineto_batches.h"
 #include "importers/kineto/kineto_event.h"
 #include "model/trace.h"
 
@@ -35,6 +36,9 @@ class KinetoTableWriter {
   void AddFlow(const KinetoEvent& e, model::FlowPhase phase, uint64_t offset);
   void AddGpuActivity(const KinetoEvent& e, model::ActivityKind kind);
   void AddCommOp(const KinetoEvent& e, uint32_t activity, uint64_t offset);
+  // The op a collective's args describe (group, size, peer), for a kernel's row or a
+  // batch's host op; unknown dtypes and out-of-range ranks counted at |offset|.
+  HostCommOp DescribeComm(const KinetoEvent& e, model::CommOp op, uint64_t offset);
   // The pool's id of |name|, through a small cache: a trace repeats a few thousand
   // names hundreds of thousands of times, and a hit costs one compare, not a hash of
   // the whole (often 200-byte kernel) name.
@@ -44,8 +48,8 @@ class KinetoTableWriter {
     std::string_view text;  // the pool's copy
     model::StringId id;
   };
-  // Whether a host event or annotation is left out for not being a ProfilerStep#N range;
-  // counted.
+  // Whether a host event or annotation is left out for not being a ProfilerStep#N range
+  // or a pipeline schedule's action (a host "PP:..." range); counted.
   bool DropUnlessStep(const KinetoEvent& e);
   // Whether a host event is left out (all but the launch calls and the ProfilerStep#N
   // ranges); counted, its span kept when it ends last.
@@ -57,6 +61,7 @@ class KinetoTableWriter {
   // its own (no name: it only says where the trace ends).
   int64_t last_host_start_ = 0, last_host_end_ = INT64_MIN;
   std::array<CachedName, 1024> names_{};
+  KinetoBatches batches_;
 };
 
 // "[0, 1, 2, 3]" -> {0,1,2,3}; stops at "..." (truncated lists) or anything else, and
