@@ -238,6 +238,15 @@ def data_parallel(args, rank, world, device, prof, step_times, hang):
     return "done"
 
 
+def init_distributed():
+    """One process per GPU under torchrun: its device, NCCL initialised; (rank, world, device)."""
+    local = int(os.environ.get("LOCAL_RANK", 0))
+    torch.cuda.set_device(local)
+    device = torch.device("cuda", local)
+    dist.init_process_group("nccl", device_id=device)
+    return dist.get_rank(), dist.get_world_size(), device
+
+
 def abort_default_group(device):
     """Ends a collective that will never complete, as the watchdog does on a timeout."""
     pg = dist.distributed_c10d._get_default_group()
@@ -277,11 +286,7 @@ def main():
     p.add_argument("--hang-timeout", type=float, default=3.0)
     args = p.parse_args()
 
-    local = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=device)
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank, world, device = init_distributed()
     torch.manual_seed(1234 + rank)
     os.makedirs(args.out, exist_ok=True)
     step_times = []

@@ -34,7 +34,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from cross_rank import Profiler, new_group
+from cross_rank import Profiler, init_distributed, new_group
 
 
 class StageModule(torch.nn.Module):
@@ -173,11 +173,7 @@ def main():
     p.add_argument("--heavy-blocks", type=int, default=0)
     args = p.parse_args()
 
-    local = int(os.environ.get("LOCAL_RANK", 0))
-    torch.cuda.set_device(local)
-    device = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=device)
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank, world, device = init_distributed()
     assert world % args.dp == 0, "--dp must divide the world size"
     pp, dp = world // args.dp, args.dp
     stage, replica = rank // dp, rank % dp

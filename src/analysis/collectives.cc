@@ -12,6 +12,11 @@ namespace commlens::analysis {
 
 using model::CommOp;
 
+std::string BucketOpName(const CollectiveBucket& b) {
+  std::string name(model::CommOpName(b.op));
+  return b.batched ? name + " batch" : name;
+}
+
 uint64_t CollectiveAnalysis::untimed() const {
   uint64_t n = 0;
   for (const CollectiveBucket& b : buckets) n += b.untimed;
@@ -70,10 +75,34 @@ namespace {
 constexpr uint32_t kNoGroup = model::kNoIndex;
 
 
-// Bucket key: (job group, op, size bucket) packed in one integer.
-uint64_t BucketKey(uint32_t group, CommOp op, int64_t size_lo) {
+// Bucket key: (job group, op, batched, size bucket) packed in one integer.
+uint64_t BucketKey(uint32_t group, CommOp op, bool batched, int64_t size_lo) {
   const uint64_t log2 = size_lo <= 0 ? (size_lo < 0 ? 0 : 1) : 2 + static_cast<uint64_t>(std::log2(size_lo));
-  return (static_cast<uint64_t>(group) << 16) | (static_cast<uint64_t>(op) << 8) | log2;
+  return (static_cast<uint64_t>(group) << 16) | (static_cast<uint64_t>(op) << 8) | (batched ? 0x80 : 0) | log2;
+}
+
+// A rank's batches (model::kCommBatched), by the kernel they share: their bytes summed
+// (-1 when one is unknown) and whether every op is a send or receive.
+struct Batch {
+  int64_t bytes = 0;
+  bool p2p = true;
+};
+// Whether row |i| is one of a batch: flagged, with the kernel it shares (a flag without
+// one, from a damaged file, is ignored).
+bool InBatch(const model::RankTrace& r, uint32_t i) {
+  return (r.comms.flags[i] & model::kCommBatched) && r.comms.activity[i] < r.gpu.size();
+}
+
+std::unordered_map<uint32_t, Batch> BatchesOf(const model::RankTrace& r) {
+  const model::CommOps& c = r.comms;
+  std::unordered_map<uint32_t, Batch> out;
+  for (uint32_t i = 0; i < c.size(); ++i) {
+    if (!InBatch(r, i)) continue;
+    Batch& b = out[c.activity[i]];
+    b.bytes = b.bytes < 0 || c.bytes[i] < 0 ? -1 : SaturatingAdd(b.bytes, c.bytes[i]);
+    b.p2p = b.p2p && model::IsPointToPoint(c.op[i]);
+  }
+  return out;
 }
 
 std::string GroupName(const model::Trace& t, uint32_t group) {
@@ -92,19 +121,27 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) {
     const model::RankTrace& r = trace.ranks[ri];
     const model::CommOps& c = r.comms;
+    const std::unordered_map<uint32_t, Batch> batches = BatchesOf(r);
     for (uint32_t i = 0; i < c.size(); ++i) {
       if (!in_window[ri][i]) continue;
       ++out->operations;
+      // A batch counts once, as its first op (the row its kernel names), with its bytes.
+      const bool batched = InBatch(r, i);
+      if (batched && r.gpu.comm[c.activity[i]] != i) continue;
+      const Batch* batch = batched ? &batches.at(c.activity[i]) : nullptr;
+      const CommOp op = batch && batch->p2p ? CommOp::kSendRecv : c.op[i];
+      const int64_t bytes = batch ? batch->bytes : c.bytes[i];
       const model::ProcessGroup* g = c.group[i] == model::kNoIndex ? nullptr : &r.groups[c.group[i]];
       const uint32_t job_group = g ? g->job_group : kNoGroup;
-      auto [lo, hi] = SizeBucket(c.bytes[i]);
-      BucketAcc& acc = buckets[BucketKey(job_group, c.op[i], lo)];
+      auto [lo, hi] = SizeBucket(bytes);
+      BucketAcc& acc = buckets[BucketKey(job_group, op, batched, lo)];
       CollectiveBucket& b = acc.b;
       if (b.count == 0) {
         b.group_name = GroupName(trace, job_group);
         b.group_desc = g ? trace.groups[job_group].description : "";
         b.group_size = GroupSizeOf(r, c.group[i]);
-        b.op = c.op[i];
+        b.op = op;
+        b.batched = batched;
         b.size_lo = lo;
         b.size_hi = hi;
         acc.ranks.assign(trace.ranks.size(), 0);
@@ -121,12 +158,12 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
       // Sizes up to 2^63 are valid input (elements times element size): saturate rather
       // than wrap (found by summary_fuzzer).
       b.total = SaturatingAdd(b.total, d);
-      if (c.bytes[i] > 0) b.bytes = SaturatingAdd(b.bytes, c.bytes[i]);
-      if (const model::TimeNs t = arrivals.Transfer(trace, ri, i); t >= 0 && c.bytes[i] >= 0) {
+      if (bytes > 0) b.bytes = SaturatingAdd(b.bytes, bytes);
+      if (const model::TimeNs t = arrivals.Transfer(trace, ri, i); t >= 0 && bytes >= 0) {
         ++b.transfer_count;
         b.transfer_kernel = SaturatingAdd(b.transfer_kernel, d);
         b.transfer = SaturatingAdd(b.transfer, std::min(t, d));
-        b.transfer_bytes = SaturatingAdd(b.transfer_bytes, c.bytes[i]);
+        b.transfer_bytes = SaturatingAdd(b.transfer_bytes, bytes);
         const uint32_t last = arrivals.last_rank[ri][i];
         if (last != ri) acc.waited_for[last] = SaturatingAdd(acc.waited_for[last], d - std::min(t, d));
       }
@@ -158,7 +195,7 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
     out->buckets.push_back(std::move(b));
   }
   std::sort(out->buckets.begin(), out->buckets.end(), [](const CollectiveBucket& a, const CollectiveBucket& b) {
-    return std::tie(a.group_name, a.op, a.size_lo) < std::tie(b.group_name, b.op, b.size_lo);
+    return std::tie(a.group_name, a.op, a.batched, a.size_lo) < std::tie(b.group_name, b.op, b.batched, b.size_lo);
   });
 }
 

@@ -32,11 +32,19 @@
 
 namespace commlens::analysis {
 
+struct CollectiveBucket;
+// A bucket's op as reports name it: "send_recv batch" for batches, else the op's name.
+std::string BucketOpName(const CollectiveBucket& b);
+
 struct CollectiveBucket {
   std::string group_name;
   std::string group_desc;
   int group_size = 0;
   model::CommOp op = model::CommOp::kUnknown;
+  // Batches of ops that ran as one kernel (model::kCommBatched; send/recv batches are
+  // op kSendRecv): count, time and bytes are per batch, its size the sum of its ops (both
+  // directions), so its bandwidth is the batch's, not one direction's.
+  bool batched = false;
   int64_t size_lo = -1;  // bytes bucket [size_lo, size_hi); -1 when sizes are unknown
   int64_t size_hi = -1;
   uint64_t count = 0;    // operations summed over ranks

@@ -189,10 +189,36 @@ void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
   const double span = StepMean(in.job, [](const auto& b) { return b.span; });
   const double cost = std::max(0.0, p.bubble_fraction - p.ideal_fraction) * span;
   out->push_back({"pipeline_bubble",
-                  fmt::format("The pipeline bubble is {:.0f}%, ideal {:.0f}% ({} stages, {} micro-batches, {}).",
-                              100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction, p.stages, p.microbatches,
+                  fmt::format("The pipeline bubble is {:.0f}%, ideal {:.0f}% ({} stages{}, {} micro-batches, {}).",
+                              100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction, p.stages,
+                              p.replicas > 1 ? fmt::format(" x {} replicas", p.replicas) : "",
+                              p.microbatches > 0 ? std::to_string(p.microbatches) : "?",
                               p.schedule.empty() ? "schedule not recognised" : p.schedule),
                   "crossrank", cost});
+  // The slowest stage stretches every other stage's bubble: its compute beyond the
+  // median stage's, per step, is what a better partition wins back at most.
+  if (p.pace_stage >= 0) {
+    const double extra = static_cast<double>(p.pace_compute - p.median_compute);
+    out->push_back({"pipeline_pace",
+                    fmt::format("Stage {} sets the pipeline's pace: {} of compute per step, {:.1f}x the median stage's "
+                                "{}; the other stages wait for it. Moving layers off it (a balanced partition) wins up "
+                                "to {} per step.",
+                                p.pace_stage, Dur(p.pace_compute),
+                                static_cast<double>(p.pace_compute) / static_cast<double>(std::max<TimeNs>(1, p.median_compute)),
+                                Dur(p.median_compute), Dur(static_cast<TimeNs>(extra))),
+                    "crossrank", extra});
+  }
+  // Replicas of one pipeline that differ: the slowest replica holds back the data-parallel
+  // reduction that ends the step.
+  if (p.replicas > 1 && p.replica_spread > 0.05) {
+    const auto [lo, hi] = std::minmax_element(p.replica_bubble.begin(), p.replica_bubble.end());
+    out->push_back({"pipeline_replicas",
+                    fmt::format("The {} pipeline replicas differ: bubble {:.0f}% in replica {} against {:.0f}% in "
+                                "replica {} ({:.0f} points apart).",
+                                p.replicas, 100.0 * *hi, hi - p.replica_bubble.begin(), 100.0 * *lo,
+                                lo - p.replica_bubble.begin(), 100.0 * p.replica_spread),
+                    "crossrank", p.replica_spread * span});
+  }
 }
 
 // Evidence, no cost: how far apart the ranks' clocks were, and how well that is known.
@@ -352,7 +378,7 @@ void BenchGap(const FindingsInput& in, std::vector<Finding>* out) {
                     fmt::format("{} of {}-{} in {} moves data at {:.1f} GB/s bus bandwidth (over the transfer time, "
                                 "after the last rank arrived), {:.0f}% of the benchmark's {:.1f} GB/s at that size; "
                                 "about {} per rank and step lost.",
-                                model::CommOpName(b.op), FormatBytes(b.size_lo), FormatBytes(b.size_hi),
+                                BucketOpName(b), FormatBytes(b.size_lo), FormatBytes(b.size_hi),
                                 GroupName(b.group_name, b.group_desc), b.transfer_busbw_gbps, 100.0 * ratio,
                                 b.bench_busbw_gbps, Dur(lost)),
                     "collectives", lost});
@@ -375,7 +401,7 @@ void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
     std::string text = fmt::format(
         "{} of {}-{} in {} spends {:.0f}% of its kernel time waiting for the last rank to arrive{}; moving data it "
         "reaches {:.1f} GB/s bus bandwidth",
-        model::CommOpName(b.op), b.size_lo < 0 ? "?" : FormatBytes(b.size_lo), b.size_lo < 0 ? "?" : FormatBytes(b.size_hi),
+        BucketOpName(b), b.size_lo < 0 ? "?" : FormatBytes(b.size_lo), b.size_lo < 0 ? "?" : FormatBytes(b.size_hi),
         GroupName(b.group_name, b.group_desc), 100.0 * wait,
         b.waited_for_rank >= 0 ? fmt::format(" (most of it for rank {})", b.waited_for_rank) : "", b.transfer_busbw_gbps);
     if (b.bench_busbw_gbps > 0)

@@ -508,7 +508,7 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
   const double stages = p.stages, micro = std::max(p.microbatches, 1), v = std::max(p.virtual_stages, 1);
   p.ideal_fraction = (stages - 1) / (micro + stages - 1) / v;
   // The pace: each stage's compute per step (the mean over replicas); the largest sets it
-  // when it exceeds the median stage's by a tenth.
+  // when it exceeds the median stage's by a fifth (the last stage also computes the loss).
   if (p.idle_known) {
     std::vector<double> compute(depth, 0.0);
     for (const PipelineStage& s : p.per_stage) compute[s.stage] += static_cast<double>(s.compute) / p.replicas;
@@ -516,7 +516,7 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
     std::sort(sorted.begin(), sorted.end());
     const double median = sorted[depth / 2];
     const size_t top = static_cast<size_t>(std::max_element(compute.begin(), compute.end()) - compute.begin());
-    if (median > 0 && compute[top] > 1.1 * median) {
+    if (median > 0 && compute[top] > 1.2 * median) {
       p.pace_stage = static_cast<int>(top);
       p.pace_compute = static_cast<TimeNs>(compute[top]);
       p.median_compute = static_cast<TimeNs>(median);

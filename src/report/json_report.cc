@@ -307,6 +307,13 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
   if (p.detected) {
     j["pipeline"]["stages"] = p.stages;
     j["pipeline"]["microbatches"] = p.microbatches;
+    j["pipeline"]["virtual_stages"] = p.virtual_stages;
+    j["pipeline"]["replicas"] = p.replicas;
+    j["pipeline"]["replica_bubble"] = p.replica_bubble;
+    j["pipeline"]["replica_spread"] = p.replica_spread;
+    j["pipeline"]["pace_stage"] = p.pace_stage;
+    j["pipeline"]["pace_compute_us"] = Us(p.pace_compute);
+    j["pipeline"]["median_compute_us"] = Us(p.median_compute);
     j["pipeline"]["schedule"] = p.schedule;
     j["pipeline"]["bubble_fraction"] = p.bubble_fraction;
     j["pipeline"]["ideal_fraction"] = p.ideal_fraction;
@@ -317,10 +324,14 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
       for (const auto& st : s.steps)
         steps.push_back({{"step", st.step},
                          {"bubble_share", st.share()},
+                         {"compute_us", Us(st.compute)},
                          {"warmup_idle_us", Us(st.warmup_idle)},
                          {"steady_idle_us", Us(st.steady_idle)},
                          {"cooldown_idle_us", Us(st.cooldown_idle)}});
       j["pipeline"]["per_stage"].push_back({{"rank", s.rank},
+                                            {"stage", s.stage},
+                                            {"replica", s.replica},
+                                            {"compute_us", Us(s.compute)},
                                             {"idle_share", s.idle_share},
                                             {"warmup_idle_us", Us(s.warmup_idle)},
                                             {"steady_idle_us", Us(s.steady_idle)},
@@ -365,6 +376,7 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                             {"group_desc", b.group_desc},
                             {"group_size", b.group_size},
                             {"op", std::string(model::CommOpName(b.op))},
+                            {"batched", b.batched},
                             {"size_min_bytes", b.size_lo},
                             {"size_max_bytes", b.size_hi},
                             {"size_known", b.size_lo >= 0},

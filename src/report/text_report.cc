@@ -279,7 +279,7 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     std::string size = b.size_lo < 0 ? "unknown" : FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
     const double wait = b.wait_share();
     *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>5} {:>13} {:>11} {:>11}{}\n",
-                        Cut(group, 14), model::CommOpName(b.op), size, b.count, b.ranks, FormatDuration(b.total),
+                        Cut(group, 14), analysis::BucketOpName(b), size, b.count, b.ranks, FormatDuration(b.total),
                         FormatDuration(b.p50), FormatDuration(b.p99),
                         wait < 0 ? std::string("-") : fmt::format("{:.0f}%", 100.0 * wait),
                         gbps(b.kernel_busbw_gbps, b.kernel_busbw_gbps > 0), gbps(b.transfer_algbw_gbps, b.transfer > 0),
@@ -291,6 +291,10 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
           "  after the last rank arrived (matched collectives and messages only). wait: share of their\n"
           "  kernel time spent waiting.";
   *out += bench ? " bench: the benchmark's busbw at that size and group size.\n" : "\n";
+  if (std::any_of(c.buckets.begin(), c.buckets.end(), [](const auto& b) { return b.batched; }))
+    *out += "  batch: sends and receives that ran as one kernel (batch_isend_irecv, a grouped send/recv); counted\n"
+            "  per batch, its size the sum of its ops both ways and its time the kernel's: the bandwidth is the\n"
+            "  batch's, both directions together.\n";
   if (const uint64_t unsized = c.unsized(); unsized > 0)
     *out += fmt::format("  {} of the {} operations have no known message size (the trace does not give it: an\n"
                         "  Nsight Systems export made without --include-blobs=true, see Inputs): counted and timed,\n"
@@ -449,13 +453,28 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
   }
   const analysis::Pipeline& p = x.pipeline;
   if (p.detected) {
-    *out += fmt::format("\npipeline: {} stages, {} micro-batches per step, {}; bubble {:.1f}% (ideal {:.1f}%){}\n",
-                        p.stages, p.microbatches, p.schedule, 100.0 * p.bubble_fraction, 100.0 * p.ideal_fraction,
+    *out += fmt::format("\npipeline: {} stages{}, {} micro-batches per step, {}; bubble {:.1f}% (ideal {:.1f}%){}\n",
+                        p.stages, p.replicas > 1 ? fmt::format(" x {} replicas", p.replicas) : "",
+                        p.microbatches > 0 ? std::to_string(p.microbatches) : "?", p.schedule, 100.0 * p.bubble_fraction,
+                        100.0 * p.ideal_fraction,
                         p.idle_known ? "" : "; no kernel timeline: the bubble is the waiting in send/recv");
+    if (p.pace_stage >= 0)
+      *out += fmt::format("  stage {} sets the pace: {} of compute per step against the median stage's {}\n",
+                          p.pace_stage, FormatDuration(p.pace_compute), FormatDuration(p.median_compute));
+    if (p.replicas > 1) {
+      std::string each;
+      for (double b : p.replica_bubble) each += fmt::format("{}{:.1f}%", each.empty() ? "" : ", ", 100.0 * b);
+      *out += fmt::format("  bubble per replica: {} (spread {:.1f} points)\n", each, 100.0 * p.replica_spread);
+    }
     for (const auto& s : p.per_stage)
-      *out += fmt::format("  stage rank {:<4} bubble {:5.1f}%  warm-up {:>10}  steady {:>10}  cool-down {:>10}\n", s.rank,
-                          100.0 * s.idle_share, FormatDuration(s.warmup_idle), FormatDuration(s.steady_idle),
-                          FormatDuration(s.cooldown_idle));
+      *out += fmt::format("  {}stage {:<2} rank {:<4} bubble {:5.1f}%  compute {:>10}  warm-up {:>10}  steady {:>10}  "
+                          "cool-down {:>10}\n",
+                          p.replicas > 1 ? fmt::format("replica {:<2} ", s.replica) : "", s.stage, s.rank,
+                          100.0 * s.idle_share, p.idle_known ? FormatDuration(s.compute) : std::string("-"),
+                          FormatDuration(s.warmup_idle), FormatDuration(s.steady_idle), FormatDuration(s.cooldown_idle));
+    *out += "  bubble: a stage's idle and waiting-in-send/recv share of its step (median step); compute: its compute\n"
+            "  kernel time per step; warm-up/steady/cool-down: the bubble before its first message ended, until its\n"
+            "  last one started, after (summed over steps).\n";
   }
   if (!x.protocols.empty()) {
     *out += fmt::format("\n{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9}\n", "group", "op", "size", "algorithm",

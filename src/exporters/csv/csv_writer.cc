@@ -179,7 +179,7 @@ class CsvWriter {
     Table table(f, {"group", "group_desc", "group_size", "op", "size_min_bytes", "size_max_bytes", "count", "ranks",
                     "total_us", "p50_us", "p99_us", "max_us", "bytes", "kernel_algbw_gbps", "kernel_busbw_gbps",
                     "transfer_count", "waiting_pct", "transfer_algbw_gbps", "transfer_busbw_gbps", "waited_for_rank",
-                    "bench_busbw_gbps"});
+                    "bench_busbw_gbps", "batched"});
     // Unknown figures are empty cells.
     auto gbps = [](double v, bool known) { return known ? fmt::format("{:.3f}", v) : std::string(); };
     for (const auto& b : job_.collectives.buckets) {
@@ -193,7 +193,7 @@ class CsvWriter {
                  std::to_string(b.transfer_count), wait < 0 ? std::string() : fmt::format("{:.2f}", 100.0 * wait),
                  gbps(b.transfer_algbw_gbps, b.transfer > 0), gbps(b.transfer_busbw_gbps, b.transfer > 0),
                  b.waited_for_rank < 0 ? std::string() : std::to_string(b.waited_for_rank),
-                 gbps(b.bench_busbw_gbps, b.bench_busbw_gbps >= 0)});
+                 gbps(b.bench_busbw_gbps, b.bench_busbw_gbps >= 0), b.batched ? "1" : "0"});
     }
   }
 

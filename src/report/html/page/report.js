@@ -480,9 +480,12 @@
 
     const P = X.pipeline;
     if (P.detected) {
-      xs.append(el('h3', {}, `Pipeline: ${P.stages} stages, ${P.microbatches} micro-batches, ${P.schedule || 'schedule not recognised'}`));
+      const reps = P.replicas > 1 ? ` × ${P.replicas} replicas` : '';
+      xs.append(el('h3', {}, `Pipeline: ${P.stages} stages${reps}, ${P.microbatches || '?'} micro-batches, ${P.schedule || 'schedule not recognised'}`));
       xs.append(el('p', {class: 'note'}, `The bubble (the stages' mean idle share of a step) is ${pct(100 * P.bubble_fraction)}; ` +
-        `the schedule's ideal, (p − 1) / (m + p − 1), is ${pct(100 * P.ideal_fraction)}.`));
+        `the schedule's ideal, (p − 1) / (m + p − 1)${P.virtual_stages > 1 ? ' divided by v' : ''}, is ${pct(100 * P.ideal_fraction)}.` +
+        (P.pace_stage >= 0 ? ` Stage ${P.pace_stage} sets the pace: ${fmtUs(P.pace_compute_us)} of compute per step against the median stage's ${fmtUs(P.median_compute_us)}.` : '') +
+        (P.replicas > 1 ? ` Bubble per replica: ${P.replica_bubble.map((b) => pct(100 * b)).join(', ')}.` : '')));
       const grid = el('div', {class: 'grid2'});
       xs.append(grid);
       const left = el('div'), right = el('div');
@@ -496,13 +499,13 @@
         tooltip: {trigger: 'axis', axisPointer: {type: 'shadow'}, valueFormatter: (v) => v + ' ' + unit.name},
         legend: {top: 0},
         grid: Object.assign({}, baseGrid, {left: 72, top: 30, bottom: 44}),
-        yAxis: {type: 'category', data: st.map((r) => 'rank ' + r.rank), inverse: true},
+        yAxis: {type: 'category', data: st.map((r) => (P.replicas > 1 ? `r${r.replica} ` : '') + `stage ${r.stage} (rank ${r.rank})`), inverse: true},
         xAxis: Object.assign({type: 'value', name: `idle, summed over steps (${unit.name})`, nameGap: 26}, axisName),
         series: phases.map(([name, f, color]) => ({name: name + ' idle', type: 'bar', stack: 'idle', color, barMaxWidth: 22,
           data: st.map((r) => round(r[f] / unit.div, 3))})),
       });
-      table(right, ['stage (rank)', 'idle share', 'warm-up idle', 'steady idle', 'cool-down idle'],
-        st.map((r) => [r.rank, pct(100 * r.idle_share), fmtUs(r.warmup_idle_us), fmtUs(r.steady_idle_us), fmtUs(r.cooldown_idle_us)]), []);
+      table(right, ['replica', 'stage', 'rank', 'bubble share', 'compute / step', 'warm-up idle', 'steady idle', 'cool-down idle'],
+        st.map((r) => [r.replica, r.stage, r.rank, pct(100 * r.idle_share), P.idle_known ? fmtUs(r.compute_us) : '-', fmtUs(r.warmup_idle_us), fmtUs(r.steady_idle_us), fmtUs(r.cooldown_idle_us)]), []);
     }
 
     if (X.protocols.length) {

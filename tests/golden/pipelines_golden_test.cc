@@ -1,0 +1,126 @@
+// Pipelines as people run them (issue 30, docs/analysis.md "Pipelines"), on real traces
+// of examples/workloads/pipeline.py (examples/traces/pipelines/README.md): Megatron's
+// batched 1F1B loop and torch.distributed.pipelining's schedules. Each layout.txt says
+// what the job was; the analysis must find it from the traffic: stages, micro-batches,
+// schedule, model chunks per rank, every data-parallel replica, the pace-setting stage,
+// and batched sends and receives counted once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "analysis/analyze.h"
+#include "testing/sample_job.h"
+
+namespace commlens {
+namespace {
+
+using testing::AnalyzeSample;
+
+const analysis::Pipeline& Expect(const testing::Analyzed& a, int stages, int replicas, int micro, int v,
+                                 const std::string& schedule) {
+  const analysis::Pipeline& p = a.job.cross_rank.pipeline;
+  EXPECT_TRUE(p.detected);
+  EXPECT_EQ(p.stages, stages);
+  EXPECT_EQ(p.replicas, replicas);
+  EXPECT_EQ(p.microbatches, micro);
+  EXPECT_EQ(p.virtual_stages, v);
+  EXPECT_EQ(p.schedule, schedule);
+  EXPECT_EQ(p.per_stage.size(), static_cast<size_t>(stages * replicas));
+  EXPECT_NEAR(p.ideal_fraction, (stages - 1.0) / (micro + stages - 1.0) / v, 1e-12);
+  return p;
+}
+
+TEST(Pipelines, MegatronBatched1F1BFromKinetoAndTheRecording) {
+  for (const char* w : {"pipelines/megatron-2r", "pipelines/megatron-2r/native"}) {
+    SCOPED_TRACE(w);
+    testing::Analyzed a = AnalyzeSample(w);
+    const analysis::Pipeline& p = Expect(a, 2, 1, 8, 1, "1F1B");
+    EXPECT_EQ(p.per_stage[0].rank, 0);
+    EXPECT_EQ(p.per_stage[1].rank, 1);
+  }
+}
+
+// A batch_isend_irecv runs as one kernel: in the Kineto trace its ops get the kernel's
+// time, sizes, peers and group from the record_param_comms ops, are matched with the other
+// end, and the collectives table counts each batch once (its time is not counted twice).
+TEST(Pipelines, BatchesCountedOnceAndMatched) {
+  testing::Analyzed a = AnalyzeSample("pipelines/megatron-2r");
+  int64_t batches = 0, batch_ops = 0;
+  model::TimeNs bucket_time = 0, kernel_time = 0;
+  for (const auto& b : a.job.collectives.buckets) {
+    bucket_time += b.total;
+    if (b.batched) {
+      batches += static_cast<int64_t>(b.count);
+      EXPECT_EQ(b.op, model::CommOp::kSendRecv);
+      EXPECT_GT(b.transfer_busbw_gbps, 0.0);
+    }
+    EXPECT_NE(b.group_name, "?");
+  }
+  for (const model::RankTrace& r : a.trace.ranks) {
+    for (uint32_t i = 0; i < r.comms.size(); ++i) batch_ops += (r.comms.flags[i] & model::kCommBatched) != 0;
+    for (uint32_t i = 0; i < r.gpu.size(); ++i)
+      if (r.gpu.comm[i] != model::kNoIndex && r.gpu.cls[i] == model::ActivityClass::kCommunication)
+        kernel_time += r.gpu.end[i] - r.gpu.start[i];
+  }
+  EXPECT_GT(batches, 0);
+  EXPECT_EQ(batch_ops, 2 * batches);  // Megatron's steady state: a send and a receive per batch
+  EXPECT_EQ(bucket_time, kernel_time);
+  uint64_t messages = 0;
+  for (size_t k = 0; k < a.trace.matched.size(); ++k)
+    if (a.trace.matched.kind[k] == model::MatchKind::kP2p) {
+      EXPECT_EQ(a.trace.matched.members(k), 2u);
+      ++messages;
+    }
+  EXPECT_GT(messages, 0u);
+}
+
+TEST(Pipelines, EveryDataParallelReplica) {
+  for (const char* w : {"pipelines/megatron-pp2-dp2", "pipelines/megatron-pp2-dp2/native"}) {
+    SCOPED_TRACE(w);
+    testing::Analyzed a = AnalyzeSample(w);
+    const analysis::Pipeline& p = Expect(a, 2, 2, 8, 1, "1F1B");
+    // Megatron's layout (data-parallel index fastest): pipelines {0, 2} and {1, 3}.
+    ASSERT_EQ(p.per_stage.size(), 4u);
+    EXPECT_EQ(p.per_stage[0].rank, 0);
+    EXPECT_EQ(p.per_stage[1].rank, 2);
+    EXPECT_EQ(p.per_stage[2].rank, 1);
+    EXPECT_EQ(p.per_stage[3].rank, 3);
+    ASSERT_EQ(p.replica_bubble.size(), 2u);
+    EXPECT_GE(p.replica_spread, 0.0);
+  }
+}
+
+TEST(Pipelines, TorchSchedules) {
+  {
+    testing::Analyzed a = AnalyzeSample("pipelines/torch-gpipe");
+    Expect(a, 4, 1, 8, 1, "GPipe (all forward, then all backward)");
+  }
+  {
+    // Four ranks, two chunks each: m v messages on an inner link, m (v - 1) back to stage 0.
+    testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved");
+    const analysis::Pipeline& p = Expect(a, 4, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
+    for (int s = 0; s < 4; ++s) EXPECT_EQ(p.per_stage[s].rank, s);
+  }
+  {
+    // Two ranks: the traffic looks alike both ways; the schedule's own PP: ranges say v.
+    testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved-2r");
+    Expect(a, 2, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
+  }
+}
+
+// The last stage holds 1.5x the layers: it sets the pace, and the others wait for it (its
+// bubble is the smallest).
+TEST(Pipelines, HeavierLastStageSetsThePace) {
+  testing::Analyzed a = AnalyzeSample("pipelines/torch-1f1b-heavy");
+  const analysis::Pipeline& p = Expect(a, 4, 1, 8, 1, "1F1B");
+  EXPECT_EQ(p.pace_stage, 3);
+  EXPECT_GT(static_cast<double>(p.pace_compute), 1.3 * static_cast<double>(p.median_compute));
+  for (int s = 0; s < 3; ++s) EXPECT_GT(p.per_stage[s].idle_share, p.per_stage[3].idle_share);
+  bool finding = false;
+  for (const auto& f : a.job.findings) finding = finding || f.rule == "pipeline_pace";
+  EXPECT_TRUE(finding);
+}
+
+}  // namespace
+}  // namespace commlens
