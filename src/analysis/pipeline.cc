@@ -91,7 +91,8 @@ bool Exchanges(const std::vector<Message>& messages, const std::vector<model::Pr
     return it != back->second.begin() && std::prev(it)->second > span.first;
   };
   size_t firsts = 0, both_ways = 0;
-  for (const auto& [dir, spans] : by_direction) {
+  for (const auto& direction : by_direction) {
+    const std::pair<uint32_t, uint32_t> dir = direction.first;  // (a lambda cannot capture a binding in clang 14)
     if (dir.first > dir.second && by_direction.count({dir.second, dir.first})) continue;  // the link once
     // The link's messages both ways, by start: (start, end, sent by the lower rank).
     std::vector<std::tuple<TimeNs, TimeNs, bool>> link;

@@ -31,8 +31,10 @@ const analysis::Pipeline& Expect(const testing::Analyzed& a, int stages, int rep
   return p;
 }
 
-TEST(Pipelines, MegatronBatched1F1BFromKinetoAndTheRecording) {
-  for (const char* w : {"pipelines/megatron-2r", "pipelines/megatron-2r/native"}) {
+// One job, three inputs: the profiler's trace, the plugin's recording and Nsight Systems
+// (a separate run of the same job, exported with its payloads).
+TEST(Pipelines, MegatronBatched1F1BFromKinetoNsightAndTheRecording) {
+  for (const char* w : {"pipelines/megatron-2r", "pipelines/megatron-2r/native", "pipelines/megatron-2r/nsys"}) {
     SCOPED_TRACE(w);
     testing::Analyzed a = AnalyzeSample(w);
     const analysis::Pipeline& p = Expect(a, 2, 1, 8, 1, "1F1B");
@@ -73,6 +75,15 @@ TEST(Pipelines, BatchesCountedOnceAndMatched) {
       ++messages;
     }
   EXPECT_GT(messages, 0u);
+}
+
+// Nsight: the calls between ncclGroupStart and ncclGroupEnd that share one kernel are a
+// batch, counted once.
+TEST(Pipelines, NsightGroupsAreBatches) {
+  testing::Analyzed a = AnalyzeSample("pipelines/megatron-2r/nsys");
+  bool batched = false;
+  for (const auto& b : a.job.collectives.buckets) batched = batched || (b.batched && b.op == model::CommOp::kSendRecv);
+  EXPECT_TRUE(batched);
 }
 
 TEST(Pipelines, EveryDataParallelReplica) {

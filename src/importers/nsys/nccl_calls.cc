@@ -128,6 +128,10 @@ NcclSummary AppendNcclCalls(std::vector<NcclRange>& ranges, model::RankTrace* ra
       if (depth > 0 && --depth == 0) {
         const Launch* l = launch_in(r.tid, r.start, r.end);
         for (uint32_t row : pending) attach(row, l);
+        // Several calls that ran as one kernel (batched sends and receives, coalesced
+        // collectives): a batch, its time shared (model::kCommBatched).
+        if (l && pending.size() > 1)
+          for (uint32_t row : pending) rank->comms.flags[row] |= model::kCommBatched;
         pending.clear();
       }
       continue;

@@ -5,7 +5,8 @@
 // (ncclCommInitRank*) add the rank count and this process's rank. Each collective or p2p
 // call becomes one CommOps row in the process group of its communicator, matched to the
 // NCCL kernel it launched: a call outside a group launches inside its own range; calls
-// between ncclGroupStart and ncclGroupEnd share the kernel launched inside ncclGroupEnd.
+// between ncclGroupStart and ncclGroupEnd share the kernel launched inside ncclGroupEnd
+// (several such calls are a batch: model::kCommBatched).
 // A call whose kernel is not found (one-rank communicators copy without a kernel) keeps
 // its host-side times.
 //
