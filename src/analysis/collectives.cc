@@ -1,6 +1,7 @@
 #include "analysis/collectives.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <tuple>
 #include <unordered_map>
@@ -86,6 +87,7 @@ uint64_t BucketKey(uint32_t group, CommOp op, bool batched, int64_t size_lo) {
 struct Batch {
   int64_t bytes = 0;
   bool p2p = true;
+  std::map<CommOp, uint64_t> ops;  // calls per op
 };
 // Whether row |i| is one of a batch: flagged, with the kernel it shares (a flag without
 // one, from a damaged file, is ignored).
@@ -101,6 +103,7 @@ std::unordered_map<uint32_t, Batch> BatchesOf(const model::RankTrace& r) {
     Batch& b = out[c.activity[i]];
     b.bytes = b.bytes < 0 || c.bytes[i] < 0 ? -1 : SaturatingAdd(b.bytes, c.bytes[i]);
     b.p2p = b.p2p && model::IsPointToPoint(c.op[i]);
+    ++b.ops[c.op[i]];
   }
   return out;
 }
@@ -149,6 +152,8 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
       }
       acc.ranks[ri] = 1;
       ++b.count;
+      if (batch)
+        for (const auto& [o, n] : batch->ops) b.batch_ops[o] += n;
       if (c.flags[i] & model::kCommNoGpuTiming) {
         ++b.untimed;
         continue;

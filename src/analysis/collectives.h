@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct CollectiveBucket {
   // op kSendRecv): count, time and bytes are per batch, its size the sum of its ops (both
   // directions), so its bandwidth is the batch's, not one direction's.
   bool batched = false;
+  std::map<model::CommOp, uint64_t> batch_ops;  // batches: the calls in them, per op
   int64_t size_lo = -1;  // bytes bucket [size_lo, size_hi); -1 when sizes are unknown
   int64_t size_hi = -1;
   uint64_t count = 0;    // operations summed over ranks

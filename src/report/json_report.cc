@@ -371,12 +371,15 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
   json j;
   j["operations"] = c.operations;
   j["buckets"] = json::array();
-  for (const auto& b : c.buckets)
+  for (const auto& b : c.buckets) {
+    json batch_ops = json::object();
+    for (const auto& [op, n] : b.batch_ops) batch_ops[std::string(model::CommOpName(op))] = n;
     j["buckets"].push_back({{"group", b.group_name},
                             {"group_desc", b.group_desc},
                             {"group_size", b.group_size},
                             {"op", std::string(model::CommOpName(b.op))},
                             {"batched", b.batched},
+                            {"batch_ops", batch_ops},
                             {"size_min_bytes", b.size_lo},
                             {"size_max_bytes", b.size_hi},
                             {"size_known", b.size_lo >= 0},
@@ -391,6 +394,7 @@ json CollectivesJson(const analysis::CollectiveAnalysis& c) {
                             {"kernel_algbw_gbps", b.kernel_algbw_gbps},
                             {"kernel_busbw_gbps", b.kernel_busbw_gbps},
                             {"transfer", TransferJson(b)}});
+  }
   j["groups"] = json::array();
   for (const auto& g : c.groups)
     j["groups"].push_back({{"group", g.group_name},

@@ -31,8 +31,8 @@ struct Scratch {
   ~Scratch() { fs::remove_all(path); }
 };
 
-// What an analyze --json document says of the collectives: operations per op (summed over
-// ranks and buckets), whether every bucket's size is known, collectives matched and not.
+// What an analyze --json document says of the collectives: calls per op (summed over ranks
+// and buckets; a batch's calls by their own op), whether every bucket's size is known, collectives matched and not.
 struct Collectives {
   std::map<std::string, uint64_t> per_op;
   bool any_size_known = false;
@@ -48,7 +48,12 @@ Collectives Read(const std::string& json) {
   EXPECT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json.substr(0, 300);
   if (doc.is_null()) return c;
   for (simdjson::dom::element b : simdjson::dom::array(doc["collectives"]["buckets"])) {
-    c.per_op[std::string(std::string_view(b["op"]))] += uint64_t(b["count"]);
+    bool batched = false;
+    EXPECT_EQ(b["batched"].get(batched), simdjson::SUCCESS);
+    if (batched)
+      for (auto [op, n] : simdjson::dom::object(b["batch_ops"])) c.per_op[std::string(op)] += uint64_t(n);
+    else
+      c.per_op[std::string(std::string_view(b["op"]))] += uint64_t(b["count"]);
     const bool known = int64_t(b["size_min_bytes"]) >= 0;
     bool said = false;
     EXPECT_EQ(b["size_known"].get(said), simdjson::SUCCESS) << "a bucket without size_known";
