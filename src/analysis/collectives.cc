@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <cmath>
 #include <tuple>
 #include <unordered_map>
@@ -82,30 +83,26 @@ uint64_t BucketKey(uint32_t group, CommOp op, bool batched, int64_t size_lo) {
   return (static_cast<uint64_t>(group) << 16) | (static_cast<uint64_t>(op) << 8) | (batched ? 0x80 : 0) | log2;
 }
 
-// A rank's batches (model::kCommBatched), by the kernel they share: their bytes summed
-// (-1 when one is unknown) and whether every op is a send or receive.
+// A batch of ops that ran as one kernel (model::kCommBatched): its rows are consecutive,
+// the first without kCommBatchNext. Its bytes summed (-1 when one is unknown), whether
+// every op is a send or receive, and its calls per op.
 struct Batch {
   int64_t bytes = 0;
   bool p2p = true;
-  std::map<CommOp, uint64_t> ops;  // calls per op
+  std::map<CommOp, uint64_t> ops;
 };
-// Whether row |i| is one of a batch: flagged, with the kernel it shares (a flag without
-// one, from a damaged file, is ignored).
-bool InBatch(const model::RankTrace& r, uint32_t i) {
-  return (r.comms.flags[i] & model::kCommBatched) && r.comms.activity[i] < r.gpu.size();
-}
 
-std::unordered_map<uint32_t, Batch> BatchesOf(const model::RankTrace& r) {
-  const model::CommOps& c = r.comms;
-  std::unordered_map<uint32_t, Batch> out;
-  for (uint32_t i = 0; i < c.size(); ++i) {
-    if (!InBatch(r, i)) continue;
-    Batch& b = out[c.activity[i]];
-    b.bytes = b.bytes < 0 || c.bytes[i] < 0 ? -1 : SaturatingAdd(b.bytes, c.bytes[i]);
-    b.p2p = b.p2p && model::IsPointToPoint(c.op[i]);
-    ++b.ops[c.op[i]];
+bool IsBatched(const model::CommOps& c, uint32_t i) { return c.flags[i] & model::kCommBatched; }
+
+// The batch that starts at row |i| (a batched row without kCommBatchNext).
+Batch BatchAt(const model::CommOps& c, uint32_t i) {
+  Batch b;
+  for (uint32_t j = i; j < c.size() && IsBatched(c, j) && (j == i || (c.flags[j] & model::kCommBatchNext)); ++j) {
+    b.bytes = b.bytes < 0 || c.bytes[j] < 0 ? -1 : SaturatingAdd(b.bytes, c.bytes[j]);
+    b.p2p = b.p2p && model::IsPointToPoint(c.op[j]);
+    ++b.ops[c.op[j]];
   }
-  return out;
+  return b;
 }
 
 std::string GroupName(const model::Trace& t, uint32_t group) {
@@ -124,14 +121,13 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
   for (size_t ri = 0; ri < trace.ranks.size(); ++ri) {
     const model::RankTrace& r = trace.ranks[ri];
     const model::CommOps& c = r.comms;
-    const std::unordered_map<uint32_t, Batch> batches = BatchesOf(r);
     for (uint32_t i = 0; i < c.size(); ++i) {
       if (!in_window[ri][i]) continue;
       ++out->operations;
-      // A batch counts once, as its first op (the row its kernel names), with its bytes.
-      const bool batched = InBatch(r, i);
-      if (batched && r.gpu.comm[c.activity[i]] != i) continue;
-      const Batch* batch = batched ? &batches.at(c.activity[i]) : nullptr;
+      // A batch counts once, as its first row, with its bytes.
+      const bool batched = IsBatched(c, i);
+      if (batched && (c.flags[i] & model::kCommBatchNext)) continue;
+      const std::optional<Batch> batch = batched ? std::optional<Batch>(BatchAt(c, i)) : std::nullopt;
       const CommOp op = batch && batch->p2p ? CommOp::kSendRecv : c.op[i];
       const int64_t bytes = batch ? batch->bytes : c.bytes[i];
       const model::ProcessGroup* g = c.group[i] == model::kNoIndex ? nullptr : &r.groups[c.group[i]];

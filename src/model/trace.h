@@ -151,6 +151,8 @@ enum CommFlags : uint8_t {
   kCommBatched = 16,     // one of several ops that ran as one kernel (a batch_isend_irecv,
                          // a coalesced group): start and end are the batch's, shared with
                          // the kernel's other rows (GpuActivities::comm names the first)
+  kCommBatchNext = 32,   // a batched row that belongs to the batch of the row before it
+                         // (a batch's rows are consecutive; its first lacks this flag)
 };
 
 // Communication operations, one row per collective or p2p call on this rank.

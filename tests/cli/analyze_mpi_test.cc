@@ -157,7 +157,8 @@ TEST_F(AnalyzeMpi, AStoppedRankOnAWorkerSaysWhatItWasDoing) {
 // move back to each rank's own clock on the way.
 TEST_F(AnalyzeMpi, LateRanksAndBubblesAskTheProcessesThatHoldTheTimelines) {
   for (const std::string w : {"/cross-rank/slow-compute", "/cross-rank/slow-host", "/cross-rank/pipeline-1f1b",
-                              "/cross-rank/pipeline-gpipe", "/cross-rank/contention"}) {
+                              "/cross-rank/pipeline-gpipe", "/cross-rank/contention", "/pipelines/megatron-pp2-dp2",
+                              "/pipelines/torch-interleaved-2r"}) {
     SCOPED_TRACE(w);
     ExpectSameAsSingleProcess(kSamples + w, 0, {2});
   }

@@ -67,7 +67,7 @@ void KinetoBatches::Attach(model::RankTrace* rank) {
       const HostCommOp& o = host_ops_[j];
       const uint32_t row = rank->comms.Append(gpu.start[k.activity], gpu.end[k.activity], o.op, o.dtype, o.in_elems,
                                               o.out_elems, o.bytes, o.group, o.seq, o.peer, k.activity);
-      rank->comms.flags[row] |= flags;
+      rank->comms.flags[row] |= flags | (flags && j > begin ? model::kCommBatchNext : 0);
       if (j == begin) gpu.comm[k.activity] = row;
     }
   }

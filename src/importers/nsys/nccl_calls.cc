@@ -130,8 +130,12 @@ NcclSummary AppendNcclCalls(std::vector<NcclRange>& ranges, model::RankTrace* ra
         for (uint32_t row : pending) attach(row, l);
         // Several calls that ran as one kernel (batched sends and receives, coalesced
         // collectives): a batch, its time shared (model::kCommBatched).
-        if (l && pending.size() > 1)
-          for (uint32_t row : pending) rank->comms.flags[row] |= model::kCommBatched;
+        const bool consecutive = std::adjacent_find(pending.begin(), pending.end(), [](uint32_t a, uint32_t b) {
+                                   return b != a + 1;
+                                 }) == pending.end();
+        if (l && pending.size() > 1 && consecutive)
+          for (size_t k = 0; k < pending.size(); ++k)
+            rank->comms.flags[pending[k]] |= model::kCommBatched | (k > 0 ? model::kCommBatchNext : 0);
         pending.clear();
       }
       continue;
