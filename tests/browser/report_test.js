@@ -83,7 +83,7 @@ async function main() {
   // Kineto traces and the plugin's recording).
   if (!a.samples.length) {
     a.samples = ['ddp', 'fsdp', 'moe', 'native', 'cross-rank/pipeline-1f1b', 'cross-rank/contention', 'cross-rank/hang',
-      'cross-rank/hang/native'];
+      'cross-rank/hang/native', 'pipelines/megatron-pp2-dp2'];
   }
   const b = await launch(a);
   let failed = 0;
@@ -99,7 +99,8 @@ async function main() {
       const shot = path.join(a.out, `${file}.png`);
       const r = await checkPage(b, html, shot);
       // The real cross-rank jobs draw their part of the "Across ranks" section.
-      const wantTables = {'cross-rank/pipeline-1f1b': 1, 'cross-rank/contention': 2, 'cross-rank/hang': 1}[sample] || 0;
+      const wantTables = {'cross-rank/pipeline-1f1b': 1, 'cross-rank/contention': 2, 'cross-rank/hang': 1,
+        'pipelines/megatron-pp2-dp2': 1}[sample] || 0;
       if (r.drawn.crossTables < wantTables) r.problems.push(`${r.drawn.crossTables} cross-rank tables, want at least ${wantTables}`);
       // The TP x DP mesh names its five groups' roles and draws the exposed share per role per step.
       if (sample === 'mesh' && (r.drawn.roleRows !== 5 || r.drawn.roleCharts !== 1))
