@@ -290,8 +290,8 @@ std::pair<int, int> NamedActions(const model::RankTrace& rank) {
 
 // Micro-batches per step, model chunks per rank and the schedule, from stage 0's
 // messages with stage 1 (and, on a ring, the last stage's forward messages to stage 0).
-void JudgeSchedule(const model::RankTrace& first, const std::vector<uint32_t>& chain, bool ring,
-                   const std::vector<Message>& messages, Pipeline* p) {
+void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_rank, const std::vector<uint32_t>& chain,
+                   bool ring, const std::vector<Message>& messages, Pipeline* p) {
   const uint32_t stage0 = chain[0], stage1 = chain[1];
   uint64_t forward = 0;
   // Stage 0's own sends to stage 1 (F) and receives from it (B), in the order its host
@@ -334,30 +334,45 @@ void JudgeSchedule(const model::RankTrace& first, const std::vector<uint32_t>& c
     p->virtual_stages = whole ? along / (along - wrap) : 0;
     p->microbatches = whole ? inner / p->virtual_stages : 0;
   }
-  // At one launch (a batch), the forward first.
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return std::make_pair(a.first, a.second == 'B') < std::make_pair(b.first, b.second == 'B');
-  });
   // GPipe: within a step every forward precedes every backward; 1F1B interleaves them.
   // Judged in the first step with forward messages (the first step is often partial);
-  // without steps, in the first iteration (until stage 0's open micro-batches first
-  // return to none).
-  const model::ProfilerStep* step0 = nullptr;
-  for (const model::ProfilerStep& step : first.steps)
-    if (!step0 && std::any_of(order.begin(), order.end(), [&](const auto& o) { return o.second == 'F' && In(o.first, step); }))
-      step0 = &step;
-  bool backward_seen = false, interleaved = false;
-  int open = 0;
-  for (const auto& [t, kind] : order) {
-    if (step0 && (t < step0->start || t > step0->end)) continue;
-    if (kind == 'B') {
-      backward_seen = true, open = std::max(open - 1, 0);
-    } else {
-      interleaved = interleaved || backward_seen;
-      ++open;
+  // without steps, in the first iteration (until the open micro-batches first return to
+  // none). On stage 0 and on the last stage: with as few micro-batches as stages, stage
+  // 0's forwards all precede its backwards in 1F1B too, while the last stage alternates.
+  auto interleaves = [&](std::vector<std::pair<TimeNs, char>> order, const std::vector<model::ProfilerStep>& steps) {
+    // At one launch (a batch), the forward first.
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return std::make_pair(a.first, a.second == 'B') < std::make_pair(b.first, b.second == 'B');
+    });
+    const model::ProfilerStep* step0 = nullptr;
+    for (const model::ProfilerStep& step : steps)
+      if (!step0 && std::any_of(order.begin(), order.end(), [&](const auto& o) { return o.second == 'F' && In(o.first, step); }))
+        step0 = &step;
+    bool backward_seen = false, interleaved = false;
+    int open = 0;
+    for (const auto& [t, kind] : order) {
+      if (step0 && (t < step0->start || t > step0->end)) continue;
+      if (kind == 'B') {
+        backward_seen = true, open = std::max(open - 1, 0);
+      } else {
+        interleaved = interleaved || backward_seen;
+        ++open;
+      }
+      if (!step0 && backward_seen && open == 0) break;
     }
-    if (!step0 && backward_seen && open == 0) break;
+    return interleaved;
+  };
+  // The last stage's own receives of activations (F) and sends of gradients (B), in its
+  // launch order, within its own steps (it starts the next step while stage 0 still runs
+  // its backwards).
+  std::vector<std::pair<TimeNs, char>> last_order;
+  const uint32_t last = chain.back(), before = chain[chain.size() - 2];
+  for (const Message& msg : messages) {
+    if (msg.from == before && msg.to == last) last_order.push_back({msg.recv_launched, 'F'});
+    if (msg.from == last && msg.to == before) last_order.push_back({msg.launched, 'B'});
   }
+  const bool interleaved =
+      interleaves(order, first.steps) || (chain.size() > 2 && !ring && interleaves(last_order, last_rank.steps));
   if (p->virtual_stages == 1) {
     p->schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
   } else if (p->virtual_stages == 0) {
@@ -485,7 +500,7 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
     for (const Message& msg : msgs) links.insert(std::minmax(msg.from, msg.to));
     const bool ring = depth > 2 && links.count(std::minmax(chain.front(), chain.back()));
     Pipeline judged;
-    JudgeSchedule(trace.ranks[chain[0]], chain, ring, msgs, &judged);
+    JudgeSchedule(trace.ranks[chain[0]], trace.ranks[chain.back()], chain, ring, msgs, &judged);
     if (replica_bubble.empty()) p.microbatches = judged.microbatches, p.virtual_stages = judged.virtual_stages,
                                 p.schedule = judged.schedule;
     double share_sum = 0;

@@ -265,8 +265,9 @@ HostCommOp KinetoTableWriter::DescribeComm(const KinetoEvent& e, model::CommOp o
   if (elem == 0 && !c.dtype.empty())
     rank_->stats.Count(ImportIssue::kBadCollectiveArgs, offset,
                        "unknown dtype '" + std::string(c.dtype) + "'");
-  if (elem > 0 && __builtin_mul_overflow(std::max<int64_t>(std::max<int64_t>(c.in_elems, c.out_elems), 0),
-                                         static_cast<int64_t>(elem), &d.bytes))
+  // Without either element count the size is unknown, not 0.
+  if (elem > 0 && std::max(c.in_elems, c.out_elems) >= 0 &&
+      __builtin_mul_overflow(std::max(c.in_elems, c.out_elems), static_cast<int64_t>(elem), &d.bytes))
     d.bytes = -1;
   // Src/Dst Rank are global ranks (in a batch's ops too, where "Rank" is the peer's
   // index in the group).
