@@ -466,6 +466,25 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
     messages.push_back({m.rank_index[send], m.rank_index[recv], m.row[send], m.row[recv], m.start[send], m.start[recv],
                         m.end[send], Launched(sender, m.row[send]), Launched(receiver, m.row[recv])});
   }
+  // Activations and gradients are a link's large messages: the small ones (the shapes
+  // torch.distributed.pipelining's stages exchange before the first step, a stray
+  // object) are left out, below a sixteenth of the link's median size.
+  {
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<int64_t>> sizes;
+    auto bytes = [&](const Message& msg) { return trace.ranks[msg.from].comms.bytes[msg.send_op]; };
+    for (const Message& msg : messages)
+      if (bytes(msg) >= 0) sizes[std::minmax(msg.from, msg.to)].push_back(bytes(msg));
+    std::map<std::pair<uint32_t, uint32_t>, int64_t> median;
+    for (auto& [link, v] : sizes) {
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      median[link] = v[v.size() / 2];
+    }
+    std::erase_if(messages, [&](const Message& msg) {
+      const int64_t b = bytes(msg);
+      auto it = median.find(std::minmax(msg.from, msg.to));
+      return b >= 0 && it != median.end() && b < it->second / 16;
+    });
+  }
   if (messages.empty()) return p;
   // The pipelines: the chains (or rings) of ranks the messages join, one per data-parallel
   // replica, in the order of their lowest rank.

@@ -102,14 +102,20 @@ TEST(Pipelines, EveryDataParallelReplica) {
   }
 }
 
+// torch.distributed.pipelining's schedules, from the profiler's traces and from the plugin's
+// recordings of the same runs (whole runs without steps; the stages' start-up exchange of
+// shapes, small messages, is left out).
 TEST(Pipelines, TorchSchedules) {
-  {
-    testing::Analyzed a = AnalyzeSample("pipelines/torch-gpipe");
-    Expect(a, 4, 1, 8, 1, "GPipe (all forward, then all backward)");
+  for (const char* w : {"pipelines/torch-gpipe", "pipelines/torch-gpipe/native"}) {
+    SCOPED_TRACE(w);
+    testing::Analyzed a = AnalyzeSample(w);
+    const analysis::Pipeline& p = Expect(a, 4, 1, 8, 1, "GPipe (all forward, then all backward)");
+    for (int s = 0; s < 4; ++s) EXPECT_EQ(p.per_stage[s].rank, s);
   }
-  {
+  for (const char* w : {"pipelines/torch-interleaved", "pipelines/torch-interleaved/native"}) {
     // Four ranks, two chunks each: m v messages on an inner link, m (v - 1) back to stage 0.
-    testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved");
+    SCOPED_TRACE(w);
+    testing::Analyzed a = AnalyzeSample(w);
     const analysis::Pipeline& p = Expect(a, 4, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
     for (int s = 0; s < 4; ++s) EXPECT_EQ(p.per_stage[s].rank, s);
   }
