@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
       "commlens: where the time of a distributed GPU training job goes.\n"
       "Imports PyTorch profiler (Kineto) traces, Nsight Systems reports and commlens\n"
       "recordings, analyzes compute,\n"
-      "communication and idle time per rank and across ranks, exports the job to Perfetto,\n"
+      "communication and idle time per rank and across ranks, replays it to say what a\n"
+      "typical rank, stage or op would gain (whatif), exports the job to Perfetto,\n"
       "Paraver and CSV, writes a self-contained HTML report, benchmarks collectives (and\n"
       "compares saved runs), inspects the topology and records jobs (NCCL plugin, NIC and\n"
       "GPU samples) under srun, torchrun or mpirun.\n"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
 #endif
 #if COMMLENS_HAS_ANALYZE
   commlens::cli::AddExportVerb(app, &exit_code);
+  commlens::cli::AddWhatIfVerb(app, &exit_code);
 #endif
 #if COMMLENS_HAS_BENCH
   commlens::cli::AddBenchVerb(app, &exit_code);

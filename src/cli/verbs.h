@@ -23,6 +23,7 @@ void AddExportVerb(CLI::App& app, int* exit_code);
 void AddRecordVerb(CLI::App& app, int* exit_code);
 void AddReportVerb(CLI::App& app, int* exit_code);
 void AddTopoVerb(CLI::App& app, int* exit_code);
+void AddWhatIfVerb(CLI::App& app, int* exit_code);
 
 // Before parsing: "commlens help" prints the verbs, "commlens help VERB" that verb's help
 // (exit 0); a first argument that is neither an option nor a verb is a usage error that

@@ -1,0 +1,456 @@
+#include "analysis/whatif.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <unordered_map>
+
+namespace commlens::analysis {
+
+namespace {
+
+using model::TimeNs;
+
+constexpr uint32_t kNone = UINT32_MAX;
+// An activity that starts more than kSlack after its own stream let it, and within
+// kCrossStream of another stream's activity ending, waits for that activity.
+constexpr TimeNs kSlack = 5'000;
+constexpr TimeNs kCrossStream = 50'000;
+// A transfer below this (a member whose clock runs ahead) is not a transfer: 0.
+constexpr TimeNs kNegativeTransfer = -10'000'000;
+
+struct Node {
+  uint32_t rank;   // index in Trace::ranks
+  uint32_t kind;   // index in the kinds (activity names)
+  uint32_t job_group = kNone;  // its communication's process group (Trace::groups)
+  TimeNs start, end;
+  TimeNs delay = 0;     // measured launch delay
+  TimeNs transfer = 0;  // group nodes: end - the latest start of their groups' members
+  uint32_t deps[2] = {kNone, kNone};
+  bool grouped = false;
+  bool extra = false;  // beyond the typical count of its kind on a rank in the step
+  uint32_t occurrence = 0;     // its rank's k-th activity of its kind in the step (by start)
+  TimeNs typical_delay = 0;    // the median launch delay of the k-th of its kind over the ranks
+};
+
+// One step of the job: its nodes (by rank, then start), their groups, the step's start.
+struct StepGraph {
+  int64_t number = 0;
+  TimeNs t0 = 0;
+  std::vector<Node> nodes;
+  std::vector<std::vector<uint32_t>> groups;       // members (node indices)
+  std::vector<std::vector<uint32_t>> node_groups;  // per node, its groups
+  std::vector<std::vector<uint32_t>> successors;   // per node
+  TimeNs measured = 0;                              // max end - t0
+};
+
+// Per node: duration, transfer and launch delay of one replay.
+struct Frame {
+  std::vector<TimeNs> duration, transfer, delay;
+};
+
+// The replay of one step: its step time; |unresolved| counts the nodes that a cycle in
+// the model (members whose clocks disagree) held back, finished on the members started.
+TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
+  const size_t n = g.nodes.size();
+  std::vector<TimeNs> start(n, 0), end(n, 0);
+  std::vector<uint8_t> started(n, 0), ended(n, 0);
+  std::vector<uint32_t> waiting(n, 0), groups_left(n, 0);
+  std::vector<uint32_t> group_started(g.groups.size(), 0);
+  std::vector<TimeNs> group_max(g.groups.size(), INT64_MIN);
+  std::vector<uint32_t> ready;
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t d : g.nodes[i].deps) waiting[i] += d != kNone;
+    groups_left[i] = static_cast<uint32_t>(g.node_groups[i].size());
+    if (waiting[i] == 0) ready.push_back(i);
+  }
+  TimeNs last = g.t0;
+  std::vector<uint32_t> stack;
+  auto finish = [&](uint32_t i, TimeNs t) {
+    end[i] = t, ended[i] = 1;
+    last = std::max(last, t);
+    for (uint32_t s : g.successors[i])
+      if (--waiting[s] == 0) ready.push_back(s);
+  };
+  auto group_end = [&](uint32_t i) {
+    TimeNs latest = INT64_MIN;
+    for (uint32_t k : g.node_groups[i]) latest = std::max(latest, group_max[k]);
+    return latest + f.transfer[i];
+  };
+  auto complete_group = [&](uint32_t k) {
+    for (uint32_t m : g.groups[k])
+      if (--groups_left[m] == 0 && started[m]) finish(m, group_end(m));
+  };
+  size_t done = 0;
+  for (;;) {
+    while (!ready.empty()) {
+      const uint32_t i = ready.back();
+      ready.pop_back();
+      TimeNs s = g.t0;
+      bool any = false;
+      for (uint32_t d : g.nodes[i].deps)
+        if (d != kNone) s = any ? std::max(s, end[d]) : end[d], any = true;
+      start[i] = s + f.delay[i];
+      started[i] = 1;
+      ++done;
+      if (g.node_groups[i].empty()) {
+        finish(i, start[i] + f.duration[i]);
+        continue;
+      }
+      for (uint32_t k : g.node_groups[i]) {
+        group_max[k] = std::max(group_max[k], start[i]);
+        if (++group_started[k] == g.groups[k].size()) complete_group(k);
+      }
+      if (groups_left[i] == 0) finish(i, group_end(i));
+    }
+    if (done == n) break;
+    // A cycle: the started member whose groups wait longest ends on the members started.
+    uint32_t pick = kNone;
+    for (uint32_t i = 0; i < n; ++i)
+      if (started[i] && !ended[i] && (pick == kNone || start[i] < start[pick])) pick = i;
+    if (pick == kNone) break;  // nothing started can move: left as is
+    ++*unresolved;
+    for (uint32_t k : g.node_groups[pick])
+      if (group_started[k] < g.groups[k].size()) group_started[k] = static_cast<uint32_t>(g.groups[k].size()), complete_group(k);
+    if (!ended[pick]) finish(pick, group_end(pick));
+  }
+  return last - g.t0;
+}
+
+// The job's steps as graphs; the kinds' names.
+std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& job, std::vector<std::string>* kinds,
+                                  uint64_t* cross_edges) {
+  std::map<int64_t, size_t> step_index;
+  std::vector<StepGraph> steps;
+  std::unordered_map<std::string, uint32_t> kind_of;
+  // (rank, activity) -> (step, node)
+  std::vector<std::unordered_map<uint32_t, std::pair<uint32_t, uint32_t>>> where(trace.ranks.size());
+  for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri) {
+    const model::RankTrace& r = trace.ranks[ri];
+    if (ri >= job.ranks.size()) break;
+    const ActivityWindow& w = job.ranks[ri].window;
+    if (w.step_of.size() != w.rows.size()) continue;
+    for (size_t k = 0; k < w.rows.size(); ++k) {
+      if (w.step_of[k] < 0) continue;
+      const uint32_t a = w.rows[k];
+      if (r.gpu.kind[a] == model::ActivityKind::kSync) continue;
+      const int64_t number = r.steps[w.step_of[k]].number;
+      auto [it, fresh] = step_index.try_emplace(number, steps.size());
+      if (fresh) steps.push_back({}), steps.back().number = number;
+      StepGraph& g = steps[it->second];
+      const std::string name(r.strings.Get(r.gpu.name[a]));
+      auto [kit, new_kind] = kind_of.try_emplace(name, static_cast<uint32_t>(kinds->size()));
+      if (new_kind) kinds->push_back(name);
+      Node node{ri, kit->second};
+      node.start = r.gpu.start[a], node.end = std::max(r.gpu.end[a], r.gpu.start[a]);
+      if (const uint32_t c = r.gpu.comm[a]; c != model::kNoIndex && r.comms.group[c] != model::kNoIndex)
+        node.job_group = r.groups[r.comms.group[c]].job_group;
+      where[ri][a] = {static_cast<uint32_t>(it->second), static_cast<uint32_t>(g.nodes.size())};
+      g.nodes.push_back(node);
+    }
+  }
+  for (StepGraph& g : steps) {
+    g.node_groups.assign(g.nodes.size(), {});
+    g.successors.assign(g.nodes.size(), {});
+  }
+  // Same-rank edges, in the window's order (by start): the stream's activity before, and
+  // another stream's activity it waited for.
+  for (uint32_t ri = 0; ri < trace.ranks.size() && ri < job.ranks.size(); ++ri) {
+    const model::RankTrace& r = trace.ranks[ri];
+    std::unordered_map<int64_t, std::pair<uint32_t, uint32_t>> last_on;  // stream -> (step, node)
+    std::vector<std::pair<uint32_t, uint32_t>> order;                     // (step, node) by start
+    for (uint32_t a : job.ranks[ri].window.rows) {
+      auto it = where[ri].find(a);
+      if (it == where[ri].end()) continue;
+      const auto [s, i] = it->second;
+      const int64_t key = (static_cast<int64_t>(r.gpu.device[a]) << 32) | static_cast<uint32_t>(r.gpu.stream[a]);
+      auto prev = last_on.find(key);
+      if (prev != last_on.end() && prev->second.first == s) steps[s].nodes[i].deps[0] = prev->second.second;
+      last_on[key] = {s, i};
+      order.push_back({s, i});
+    }
+    // Another stream's activity that ended just before this one started, later than its
+    // own stream's: an event wait.
+    std::map<uint32_t, std::vector<uint32_t>> per_step;
+    for (const auto& [s, i] : order) per_step[s].push_back(i);
+    for (auto& [s, nodes] : per_step) {
+      StepGraph& g = steps[s];
+      std::vector<uint32_t> by_end = nodes;
+      std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].end < g.nodes[b].end; });
+      for (uint32_t i : nodes) {
+        Node& x = g.nodes[i];
+        const TimeNs own = x.deps[0] == kNone ? INT64_MIN : g.nodes[x.deps[0]].end;
+        if (own != INT64_MIN && x.start <= own + kSlack) continue;
+        auto it = std::upper_bound(by_end.begin(), by_end.end(), x.start,
+                                   [&](TimeNs t, uint32_t b) { return t < g.nodes[b].end; });
+        for (int back = 0; it != by_end.begin() && back < 8; ++back) {
+          const uint32_t y = *--it;
+          const Node& other = g.nodes[y];
+          if (other.end < x.start - kCrossStream || other.end <= own) break;
+          if (y == i || y == x.deps[0]) continue;
+          x.deps[1] = y;
+          ++*cross_edges;
+          break;
+        }
+      }
+    }
+  }
+  // Cross-rank groups: matched collectives and messages whose members all fall in one step.
+  const model::MatchedOps& m = trace.matched;
+  for (uint32_t k = 0; k < m.size(); ++k) {
+    if (m.members(k) < 2) continue;
+    std::vector<uint32_t> members;
+    uint32_t step = kNone;
+    bool whole = true;
+    for (uint32_t j = m.first[k]; j < m.first[k + 1] && whole; ++j) {
+      const model::RankTrace& r = trace.ranks[m.rank_index[j]];
+      const uint32_t a = r.comms.activity[m.row[j]];
+      auto it = a == model::kNoIndex ? where[m.rank_index[j]].end() : where[m.rank_index[j]].find(a);
+      if (it == where[m.rank_index[j]].end() || (step != kNone && it->second.first != step)) whole = false;
+      else step = it->second.first, members.push_back(it->second.second);
+    }
+    std::sort(members.begin(), members.end());
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    if (!whole || members.size() < 2) continue;
+    StepGraph& g = steps[step];
+    const uint32_t id = static_cast<uint32_t>(g.groups.size());
+    for (uint32_t i : members) g.node_groups[i].push_back(id), g.nodes[i].grouped = true;
+    g.groups.push_back(std::move(members));
+  }
+  // Extra work: a rank's activities of a kind beyond the median count of that kind over
+  // the job's ranks in the step (its last ones by start): kernels a slow rank adds (an
+  // extra computation, more layers) have no typical duration but none.
+  for (StepGraph& g : steps) {
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> occurrences;  // (kind, rank) -> nodes
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) occurrences[{g.nodes[i].kind, g.nodes[i].rank}].push_back(i);
+    std::map<uint32_t, std::vector<size_t>> counts;  // kind -> counts of the ranks that run it
+    for (const auto& [key, nodes] : occurrences) counts[key.first].push_back(nodes.size());
+    for (auto& [key, nodes] : occurrences) {
+      std::vector<size_t> c = counts[key.first];
+      c.resize(trace.ranks.size(), 0);  // the ranks without it count 0
+      // The lower median: of two ranks, the one without the extra work.
+      std::nth_element(c.begin(), c.begin() + (c.size() - 1) / 2, c.end());
+      const size_t typical = c[(c.size() - 1) / 2];
+      if (nodes.size() <= typical) continue;
+      std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
+      for (size_t k = typical; k < nodes.size(); ++k) g.nodes[nodes[k]].extra = true;
+    }
+    for (auto& [key, nodes] : occurrences) {
+      std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
+      for (uint32_t k = 0; k < nodes.size(); ++k) g.nodes[nodes[k]].occurrence = k;
+    }
+  }
+  // Measured delays and transfers, successors, the step's start and time.
+  for (StepGraph& g : steps) {
+    g.t0 = INT64_MAX;
+    TimeNs last = INT64_MIN;
+    for (const Node& x : g.nodes) g.t0 = std::min(g.t0, x.start), last = std::max(last, x.end);
+    g.measured = last - g.t0;
+    std::vector<TimeNs> group_max(g.groups.size(), INT64_MIN);
+    for (size_t k = 0; k < g.groups.size(); ++k)
+      for (uint32_t i : g.groups[k]) group_max[k] = std::max(group_max[k], g.nodes[i].start);
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) {
+      Node& x = g.nodes[i];
+      TimeNs ready = g.t0;
+      bool any = false;
+      for (uint32_t d : x.deps)
+        if (d != kNone) ready = any ? std::max(ready, g.nodes[d].end) : g.nodes[d].end, any = true, g.successors[d].push_back(i);
+      x.delay = x.start - ready;
+      if (x.grouped) {
+        TimeNs latest = INT64_MIN;
+        for (uint32_t k : g.node_groups[i]) latest = std::max(latest, group_max[k]);
+        x.transfer = x.end - latest;
+        if (x.transfer <= kNegativeTransfer) x.transfer = 0;
+      }
+    }
+  }
+  // The typical launch delay of each (kind, occurrence): the median over the ranks.
+  for (StepGraph& g : steps) {
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<TimeNs>> delays;
+    for (const Node& x : g.nodes) delays[{x.kind, x.occurrence}].push_back(x.delay);
+    for (auto& [key, v] : delays) std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
+    for (Node& x : g.nodes) {
+      const auto& v = delays[{x.kind, x.occurrence}];
+      x.typical_delay = v[(v.size() - 1) / 2];
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepGraph& a, const StepGraph& b) { return a.number < b.number; });
+  return steps;
+}
+
+double MeanOf(const std::vector<TimeNs>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (TimeNs t : v) s += static_cast<double>(t);
+  return s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const WhatIfOptions& options) {
+  WhatIfAnalysis out;
+  std::vector<std::string> kinds;
+  std::vector<StepGraph> steps = BuildSteps(trace, job, &kinds, &out.cross_stream_edges);
+  if (steps.empty()) {
+    out.why_not = "no GPU activities inside profiler steps (the replay needs a kernel timeline and steps)";
+    return out;
+  }
+  // The ideal per kind: compute and memory at the mean duration, communication at the
+  // median transfer.
+  std::vector<double> sum(kinds.size(), 0);
+  std::vector<uint64_t> count(kinds.size(), 0);
+  std::vector<std::vector<TimeNs>> transfers(kinds.size());
+  std::vector<double> measured_time(kinds.size(), 0);
+  for (const StepGraph& g : steps)
+    for (const Node& x : g.nodes) {
+      measured_time[x.kind] += static_cast<double>(x.end - x.start);
+      if (x.grouped) transfers[x.kind].push_back(x.transfer);
+      else sum[x.kind] += static_cast<double>(x.end - x.start), ++count[x.kind];
+    }
+  std::vector<TimeNs> ideal_duration(kinds.size(), 0), ideal_transfer(kinds.size(), 0);
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    if (count[k]) ideal_duration[k] = static_cast<TimeNs>(std::llround(sum[k] / static_cast<double>(count[k])));
+    auto& t = transfers[k];
+    if (!t.empty()) {
+      std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+      ideal_transfer[k] = t[t.size() / 2];
+    }
+  }
+  // Frames per step: measured, no-delay, ideal; a part measured in the ideal, or ideal in
+  // the no-delay frame.
+  auto measured_frame = [](const StepGraph& g) {
+    Frame f;
+    for (const Node& x : g.nodes) {
+      f.duration.push_back(x.end - x.start);
+      f.transfer.push_back(x.transfer);
+      f.delay.push_back(x.delay);
+    }
+    return f;
+  };
+  auto ideal_frame = [&](const StepGraph& g) {
+    Frame f;
+    for (const Node& x : g.nodes) {
+      f.duration.push_back(x.extra ? 0 : ideal_duration[x.kind]);
+      f.transfer.push_back(x.extra ? 0 : ideal_transfer[x.kind]);
+      f.delay.push_back(0);
+    }
+    return f;
+  };
+  uint64_t unresolved = 0;
+  for (StepGraph& g : steps) {
+    out.steps.push_back(g.number);
+    out.measured.push_back(g.measured);
+    Frame f = measured_frame(g);
+    out.replayed.push_back(Replay(g, f, &unresolved));
+    std::fill(f.delay.begin(), f.delay.end(), 0);
+    out.no_delay.push_back(Replay(g, f, &unresolved));
+    out.ideal.push_back(Replay(g, ideal_frame(g), &unresolved));
+    out.nodes += g.nodes.size();
+    out.groups += g.groups.size();
+    const double m = static_cast<double>(g.measured);
+    if (m > 0) out.replay_error = std::max(out.replay_error, std::abs(static_cast<double>(out.replayed.back()) - m) / m);
+    out.step_slowdown.push_back(out.ideal.back() > 0 ? static_cast<double>(out.no_delay.back()) / static_cast<double>(out.ideal.back()) : 0);
+  }
+  const double ideal = MeanOf(out.ideal);
+  out.slowdown = ideal > 0 ? MeanOf(out.no_delay) / ideal : 0;
+  out.launch_slowdown = MeanOf(out.no_delay) > 0 ? MeanOf(out.measured) / MeanOf(out.no_delay) : 0;
+
+  // Parts: which nodes belong to each.
+  using Pick = std::function<bool(const Node&)>;
+  const Pipeline& pipe = job.cross_rank.pipeline;
+  std::unordered_map<uint32_t, int> stage_of;  // rank index -> stage
+  if (pipe.detected)
+    for (const PipelineStage& s : pipe.per_stage)
+      for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
+        if (trace.ranks[ri].rank == s.rank) stage_of[ri] = s.stage;
+  auto pick_of = [&](const WhatIfPart& p) -> Pick {
+    if (p.kind == "rank") {
+      const int r = std::atoi(p.value.c_str());
+      return [&trace, r](const Node& x) { return trace.ranks[x.rank].rank == r; };
+    }
+    if (p.kind == "stage") {
+      const int s = std::atoi(p.value.c_str());
+      return [&stage_of, s](const Node& x) {
+        auto it = stage_of.find(x.rank);
+        return it != stage_of.end() && it->second == s;
+      };
+    }
+    if (p.kind == "op") {
+      const std::string prefix = p.value;
+      return [&kinds, prefix](const Node& x) { return kinds[x.kind].starts_with(prefix); };
+    }
+    const std::string name = p.value;
+    return [&trace, name](const Node& x) {
+      return x.job_group != kNone && (trace.groups[x.job_group].name == name || trace.groups[x.job_group].description == name);
+    };
+  };
+  // The ideal with |pick|'s nodes measured: T_g / T_id, mean and per step.
+  auto share = [&](const std::string& label, const Pick& pick) {
+    WhatIfShare s{label};
+    std::vector<TimeNs> times;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const StepGraph& g = steps[i];
+      Frame f = ideal_frame(g);
+      for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (pick(g.nodes[n])) f.duration[n] = g.nodes[n].end - g.nodes[n].start, f.transfer[n] = g.nodes[n].transfer;
+      times.push_back(Replay(g, f, &unresolved));
+      s.per_step.push_back(out.ideal[i] > 0 ? static_cast<double>(times.back()) / static_cast<double>(out.ideal[i]) : 0);
+    }
+    s.slowdown = ideal > 0 ? MeanOf(times) / ideal : 0;
+    return s;
+  };
+  auto by_slowdown = [](std::vector<WhatIfShare>* v) {
+    std::stable_sort(v->begin(), v->end(), [](const WhatIfShare& a, const WhatIfShare& b) { return a.slowdown > b.slowdown; });
+  };
+  for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
+    out.by_rank.push_back(share(fmt::format("rank {}", trace.ranks[ri].rank),
+                                pick_of({"rank", std::to_string(trace.ranks[ri].rank)})));
+  if (pipe.detected)
+    for (int s = 0; s < pipe.stages; ++s) out.by_stage.push_back(share(fmt::format("stage {}", s), pick_of({"stage", std::to_string(s)})));
+  std::vector<uint32_t> top(kinds.size());
+  std::iota(top.begin(), top.end(), 0u);
+  std::sort(top.begin(), top.end(), [&](uint32_t a, uint32_t b) { return measured_time[a] > measured_time[b]; });
+  top.resize(std::min(top.size(), options.top_ops));
+  for (uint32_t k : top)
+    out.by_op.push_back(share("op " + kinds[k], [k](const Node& x) { return x.kind == k; }));
+  for (uint32_t gi = 0; gi < trace.groups.size(); ++gi) {
+    const model::JobGroup& jg = trace.groups[gi];
+    out.by_group.push_back(share(fmt::format("group {}{}", jg.name, jg.description.empty() ? "" : ":" + jg.description),
+                                 [gi](const Node& x) { return x.job_group == gi; }));
+  }
+  for (auto* v : {&out.by_rank, &out.by_stage, &out.by_op, &out.by_group}) by_slowdown(v);
+
+  // What-ifs: a part at its ideal (its extra work left out: at the typical speed a rank
+  // does what its peers do; its launch delays no longer than the ranks' median for the
+  // same activity), the rest as measured; and the same without launch delays.
+  for (const WhatIfPart& part : options.fixes) {
+    WhatIfFix fix{part};
+    const Pick pick = pick_of(part);
+    for (const StepGraph& g : steps) {
+      Frame f = measured_frame(g);
+      for (size_t n = 0; n < g.nodes.size(); ++n) {
+        const Node& x = g.nodes[n];
+        if (!pick(x)) continue;
+        f.duration[n] = x.extra ? 0 : ideal_duration[x.kind];
+        f.transfer[n] = x.extra ? 0 : ideal_transfer[x.kind];
+        f.delay[n] = x.extra ? 0 : std::min(x.delay, x.typical_delay);
+      }
+      fix.step_time.push_back(Replay(g, f, &unresolved));
+      std::fill(f.delay.begin(), f.delay.end(), 0);
+      fix.no_delay.push_back(Replay(g, f, &unresolved));
+    }
+    fix.mean = static_cast<TimeNs>(MeanOf(fix.step_time));
+    const double measured = MeanOf(out.replayed);
+    fix.gain = measured > 0 ? 1.0 - static_cast<double>(fix.mean) / measured : 0;
+    out.fixes.push_back(std::move(fix));
+  }
+  out.unresolved = unresolved;
+  out.done = true;
+  return out;
+}
+
+}  // namespace commlens::analysis

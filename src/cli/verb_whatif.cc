@@ -1,0 +1,168 @@
+// commlens whatif: how much faster the job would be if a part of it ran at its typical
+// speed (analysis/whatif.h, docs/analysis.md "What if").
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "analysis/analyze.h"
+#include "analysis/whatif.h"
+#include "cli/job_inputs.h"
+#include "cli/verbs.h"
+#include "common/json_writer.h"
+#include "common/output_file.h"
+#include "common/units.h"
+
+namespace commlens::cli {
+
+namespace {
+
+struct WhatIfArgs {
+  JobInputs inputs;
+  std::vector<std::string> fixes;
+  std::string json_path;
+  bool quiet = false;
+  size_t rows = 8;
+};
+
+std::string Ratio(double s) { return fmt::format("{:.3f}", s); }
+
+void PrintShares(const char* title, const std::vector<analysis::WhatIfShare>& shares, size_t rows) {
+  if (shares.empty()) return;
+  fmt::print("\n{}\n", title);
+  for (size_t i = 0; i < shares.size() && i < rows; ++i)
+    fmt::print("  {:<50} S {}\n", shares[i].label.size() > 50 ? shares[i].label.substr(0, 47) + "..." : shares[i].label,
+               Ratio(shares[i].slowdown));
+  if (shares.size() > rows) fmt::print("  ... {} more (--json has all)\n", shares.size() - rows);
+}
+
+nlohmann::json SharesJson(const std::vector<analysis::WhatIfShare>& shares) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : shares) j.push_back({{"part", s.label}, {"slowdown", s.slowdown}, {"per_step", s.per_step}});
+  return j;
+}
+
+nlohmann::json ToJson(const analysis::WhatIfAnalysis& w) {
+  auto us = [](const std::vector<model::TimeNs>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (model::TimeNs t : v) a.push_back(static_cast<double>(t) / 1000.0);
+    return a;
+  };
+  nlohmann::json fixes = nlohmann::json::array();
+  for (const auto& f : w.fixes)
+    fixes.push_back({{"fix", f.part.Label()}, {"step_time_us", us(f.step_time)}, {"no_delay_us", us(f.no_delay)},
+                     {"mean_step_time_us", static_cast<double>(f.mean) / 1000.0}, {"gain", f.gain}});
+  return {{"schema", "commlens.whatif"},
+          {"schema_version", 1},
+          {"done", w.done},
+          {"why_not", w.why_not},
+          {"steps", w.steps},
+          {"measured_us", us(w.measured)},
+          {"replayed_us", us(w.replayed)},
+          {"no_delay_us", us(w.no_delay)},
+          {"ideal_us", us(w.ideal)},
+          {"replay_error", w.replay_error},
+          {"slowdown", w.slowdown},
+          {"launch_slowdown", w.launch_slowdown},
+          {"step_slowdown", w.step_slowdown},
+          {"graph", {{"nodes", w.nodes}, {"groups", w.groups}, {"cross_stream_edges", w.cross_stream_edges},
+                     {"unresolved", w.unresolved}}},
+          {"by_rank", SharesJson(w.by_rank)},
+          {"by_stage", SharesJson(w.by_stage)},
+          {"by_op", SharesJson(w.by_op)},
+          {"by_group", SharesJson(w.by_group)},
+          {"fixes", fixes}};
+}
+
+double Mean(const std::vector<model::TimeNs>& v) {
+  double s = 0;
+  for (model::TimeNs t : v) s += static_cast<double>(t);
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+int Run(const WhatIfArgs& a) {
+  analysis::WhatIfOptions options;
+  for (const std::string& f : a.fixes) {
+    const size_t eq = f.find('=');
+    const std::string kind = eq == std::string::npos ? "" : f.substr(0, eq);
+    if (kind != "rank" && kind != "stage" && kind != "op" && kind != "group") {
+      std::fprintf(stderr, "commlens whatif: --fix %s: give rank=R, stage=S, op=NAME or group=G\n", f.c_str());
+      return kExitUsage;
+    }
+    options.fixes.push_back({kind, f.substr(eq + 1)});
+  }
+  Result<model::Trace> loaded = LoadJob(a.inputs, "whatif", a.quiet);
+  if (!loaded.ok()) return kExitFailed;
+  const model::Trace& trace = *loaded;
+  analysis::AnalyzeOptions analyze;
+  analyze.threads = a.inputs.load.threads;
+  analyze.steps = ChooseJobSteps(a.inputs, trace, "whatif");
+  if (!analyze.steps) return kExitUsage;
+  const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
+  const analysis::WhatIfAnalysis w = analysis::WhatIf(trace, job, options);
+  if (!a.json_path.empty()) {
+    const nlohmann::json doc = ToJson(w);
+    if (a.json_path == "-") {
+      WriteJson(std::cout, doc, 1);
+      std::cout << "\n";
+    } else if (Status s = WriteJsonFile(a.json_path, doc, 1); !s.ok()) {
+      std::fprintf(stderr, "commlens whatif: %s\n", s.message().c_str());
+      return kExitFailed;
+    }
+  }
+  if (a.json_path != "-" && !a.quiet) {
+    if (!w.done) {
+      fmt::print("commlens whatif: no replay: {}\n", w.why_not);
+    } else {
+      fmt::print("What if (replay of {} steps, {} activities, {} cross-rank groups)\n", w.steps.size(), w.nodes, w.groups);
+      fmt::print("  model error: the replay gives the measured step times within {:.2f}%{}\n", 100.0 * w.replay_error,
+                 w.unresolved ? fmt::format(" ({} activities held back by a cycle, ended on the members started)",
+                                           w.unresolved)
+                              : "");
+      fmt::print("  step time: measured {}, without launch delays {}, ideal {} (mean per step)\n",
+                 FormatDuration(static_cast<model::TimeNs>(Mean(w.measured))),
+                 FormatDuration(static_cast<model::TimeNs>(Mean(w.no_delay))),
+                 FormatDuration(static_cast<model::TimeNs>(Mean(w.ideal))));
+      fmt::print("  slowdown S = {} (no-delay over ideal); launch delays add {}x\n", Ratio(w.slowdown),
+                 Ratio(w.launch_slowdown));
+      PrintShares("S with only this part as measured (the rest ideal), largest first:", w.by_stage, a.rows);
+      PrintShares("by rank:", w.by_rank, a.rows);
+      PrintShares("by op kind:", w.by_op, a.rows);
+      PrintShares("by process group (its communication):", w.by_group, a.rows);
+      for (const auto& f : w.fixes)
+        fmt::print("\n--fix {}: step time {} instead of {} ({:.1f}% faster)\n", f.part.Label(), FormatDuration(f.mean),
+                   FormatDuration(static_cast<model::TimeNs>(Mean(w.replayed))), 100.0 * f.gain);
+    }
+  }
+  if (!w.done) return kExitFailed;
+  return ReportFailures(trace, "whatif");
+}
+
+}  // namespace
+
+void AddWhatIfVerb(CLI::App& app, int* exit_code) {
+  CLI::App* sub = app.add_subcommand(
+      "whatif", "Replay a job's steps from its traces and say how much faster it would be if a part of it "
+                "(a rank, a pipeline stage, an op kind, a process group) ran at its typical speed.");
+  sub->footer(
+      "commlens whatif TRACES [--fix rank=R|stage=S|op=NAME|group=G]... [--json OUT]\n"
+      "  Each profiler step becomes a graph of its GPU activities (stream order, the waits\n"
+      "  between streams, collectives and messages across ranks) and is replayed: with the\n"
+      "  measured durations (the model error: how far the replay is from the measured step),\n"
+      "  without launch delays, and with every activity at the typical duration of its kind\n"
+      "  (the ideal). S = no-delay step time / ideal. Per rank, stage, op kind and group: S\n"
+      "  with only that part as measured. --fix: the no-delay step time with that part ideal.\n"
+      "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay; 2 some inputs\n"
+      "  failed; 64 usage error.");
+  auto args = std::make_shared<WhatIfArgs>();
+  AddJobInputOptions(sub, &args->inputs);
+  sub->add_option("--fix", args->fixes, "A part at its typical speed: rank=R, stage=S, op=NAME (prefix), group=G")
+      ->type_name("PART");
+  sub->add_option("--json", args->json_path, "Write the result as JSON (- for stdout)")->type_name("OUT.json");
+  sub->add_option("--rows", args->rows, "Rows per attribution table (default 8)");
+  sub->add_flag("-q,--quiet", args->quiet, "No text");
+  sub->callback([args, exit_code] { *exit_code = Run(*args); });
+}
+
+}  // namespace commlens::cli
