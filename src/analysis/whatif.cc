@@ -71,6 +71,7 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
   TimeNs last = g.t0;
   std::vector<uint32_t> stack;
   auto finish = [&](uint32_t i, TimeNs t) {
+    if (ended[i]) return;  // its last group completed as it started
     end[i] = t, ended[i] = 1;
     last = std::max(last, t);
     for (uint32_t s : g.successors[i])
@@ -90,10 +91,11 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
     while (!ready.empty()) {
       const uint32_t i = ready.back();
       ready.pop_back();
+      if (started[i]) continue;  // forced out of a cycle, then released again
       TimeNs s = g.t0;
       bool any = false;
       for (uint32_t d : g.nodes[i].deps)
-        if (d != kNone) s = any ? std::max(s, end[d]) : end[d], any = true;
+        if (d != kNone && ended[d]) s = any ? std::max(s, end[d]) : end[d], any = true;
       start[i] = s + f.delay[i];
       started[i] = 1;
       ++done;
@@ -112,8 +114,16 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
     uint32_t pick = kNone;
     for (uint32_t i = 0; i < n; ++i)
       if (started[i] && !ended[i] && (pick == kNone || start[i] < start[pick])) pick = i;
-    if (pick == kNone) break;  // nothing started can move: left as is
     ++*unresolved;
+    if (pick == kNone) {
+      // Nothing started waits: the cycle runs through activities not started. The one the
+      // trace started first starts on the dependencies that ended.
+      for (uint32_t i = 0; i < n; ++i)
+        if (!started[i] && (pick == kNone || g.nodes[i].start < g.nodes[pick].start)) pick = i;
+      waiting[pick] = 0;
+      ready.push_back(pick);
+      continue;
+    }
     for (uint32_t k : g.node_groups[pick])
       if (group_started[k] < g.groups[k].size()) group_started[k] = static_cast<uint32_t>(g.groups[k].size()), complete_group(k);
     if (!ended[pick]) finish(pick, group_end(pick));
