@@ -145,10 +145,11 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
     const ActivityWindow& w = job.ranks[ri].window;
     if (w.step_of.size() != w.rows.size()) continue;
     for (size_t k = 0; k < w.rows.size(); ++k) {
-      if (w.step_of[k] < 0) continue;
+      // A trace without profiler steps replays its whole window as one step (-1).
+      if (w.step_of[k] < 0 && !r.steps.empty()) continue;
       const uint32_t a = w.rows[k];
       if (r.gpu.kind[a] == model::ActivityKind::kSync) continue;
-      const int64_t number = r.steps[w.step_of[k]].number;
+      const int64_t number = w.step_of[k] >= 0 ? r.steps[w.step_of[k]].number : -1;
       auto [it, fresh] = step_index.try_emplace(number, steps.size());
       if (fresh) steps.push_back({}), steps.back().number = number;
       StepGraph& g = steps[it->second];
@@ -306,7 +307,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   std::vector<std::string> kinds;
   std::vector<StepGraph> steps = BuildSteps(trace, job, &kinds, &out.cross_stream_edges);
   if (steps.empty()) {
-    out.why_not = "no GPU activities inside profiler steps (the replay needs a kernel timeline and steps)";
+    out.why_not = "no GPU activities to replay (a recording without kernels, or none inside the profiler steps)";
     return out;
   }
   // The ideal per kind: compute and memory at the mean duration, communication at the

@@ -63,7 +63,7 @@ struct WhatIfFix {
 struct WhatIfAnalysis {
   bool done = false;
   std::string why_not;  // when not done
-  std::vector<int64_t> steps;  // profiler step numbers replayed
+  std::vector<int64_t> steps;  // profiler step numbers replayed (-1: a trace without steps, whole)
   std::vector<model::TimeNs> measured, replayed, no_delay, ideal;  // step times
   double replay_error = 0;     // the largest |replayed - measured| / measured over steps
   double slowdown = 0;         // S

@@ -115,7 +115,9 @@ int Run(const WhatIfArgs& a) {
     if (!w.done) {
       fmt::print("commlens whatif: no replay: {}\n", w.why_not);
     } else {
-      fmt::print("What if (replay of {} steps, {} activities, {} cross-rank groups)\n", w.steps.size(), w.nodes, w.groups);
+      const std::string what = w.steps.size() == 1 && w.steps[0] < 0 ? std::string("the whole trace: no profiler steps")
+                                                                      : fmt::format("{} steps", w.steps.size());
+      fmt::print("What if (replay of {}, {} activities, {} cross-rank groups)\n", what, w.nodes, w.groups);
       fmt::print("  model error: the replay gives the measured step times within {:.2f}%{}\n", 100.0 * w.replay_error,
                  w.unresolved ? fmt::format(" ({} activities held back by a cycle, ended on the members started)",
                                            w.unresolved)
