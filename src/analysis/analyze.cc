@@ -1,7 +1,10 @@
 #include "analysis/analyze.h"
 
+#include "analysis/whatif.h"
+
 #include <algorithm>
 
+#include "analysis/whatif.h"
 #include "common/parallel_for.h"
 
 namespace commlens::analysis {
@@ -40,7 +43,13 @@ JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
   if (!o.steps) o.steps = ChooseSteps(trace).value();  // the rule alone cannot fail
   std::vector<RankAnalysis> ranks(trace.ranks.size());
   ParallelFor(trace.ranks.size(), o.threads, [&](size_t i) { ranks[i] = AnalyzeRank(trace.ranks[i], o); });
-  return AnalyzeJob(trace, std::move(ranks), o);
+  JobAnalysis job = AnalyzeJob(trace, std::move(ranks), o);
+  // The what-if replay behind the straggler verdict (whatif.h), for jobs of several ranks.
+  if (o.replay && trace.ranks.size() > 1 && trace.ranks.size() <= kReplayMaxRanks) {
+    job.replay = ReplayVerdictOf(trace, job);
+    job.findings = FindFindings(trace, job);
+  }
+  return job;
 }
 
 JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> ranks, const AnalyzeOptions& options,

@@ -24,6 +24,10 @@ namespace commlens::analysis {
 
 struct AnalyzeOptions {
   WindowOptions window;
+  // The what-if replay behind the straggler verdict (whatif.h): on by default for jobs of
+  // up to kReplayMaxRanks ranks in one process; --mpi does not replay (the GPU tables stay
+  // with the processes that imported them).
+  bool replay = true;
   // The steps the summary covers (step_choice.h); unset, Analyze applies the warm-up rule.
   // The per-rank analyses cut their window to it (WindowFor).
   std::optional<StepChoice> steps;
@@ -37,6 +41,26 @@ struct AnalyzeOptions {
   // (cross_rank.h); analyze sets it, exports keep every host event and need none.
   DoingAtLookup doing_at;
 };
+
+// The what-if replay's verdict (whatif.h): the parts whose typical speed would shorten the
+// step most, with the predicted step time.
+struct ReplayVerdict {
+  bool done = false;
+  std::string why_not;
+  double slowdown = 0;      // S: no-delay step over ideal step
+  double replay_error = 0;  // the model's own error on the measured steps
+  model::TimeNs step = 0;   // the replayed (measured) step, mean over steps
+  model::TimeNs no_delay_step = 0;  // the step without launch delays (the GPUs' own time)
+  struct Part {
+    std::string part;        // "rank 1", "stage 3", "op NAME"
+    double slowdown = 0;     // S with only this part measured
+    model::TimeNs step = 0;  // predicted mean step with this part at its typical speed,
+                             // without launch delays
+    double gain = 0;         // 1 - step / no_delay_step
+  };
+  std::vector<Part> parts;  // the largest gain first
+};
+inline constexpr size_t kReplayMaxRanks = 512;
 
 struct RankAnalysis {
   const model::RankTrace* trace = nullptr;
@@ -65,6 +89,7 @@ struct JobAnalysis {
   ParallelRoles roles;                  // each group's parallelism, exposed communication per role
   CounterAnalysis counters;             // NIC ports, GPU metrics, wire against claimed bytes
   std::vector<BenchCurve> bench;        // the benchmark the bandwidths were held against
+  ReplayVerdict replay;                 // what the what-if replay blames (whatif.h)
   std::vector<Finding> findings;        // the verdict: every report opens with it
   StepChoice step_choice;               // which steps |steps| the summary covers
   // The steps the summary covers (every step but those left out), in step order.

@@ -221,6 +221,30 @@ void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
   }
 }
 
+// What the what-if replay blames: the part whose typical speed would shorten the step
+// most (the delays it causes propagate through the dependencies: the first rank seen
+// waiting is often a victim). The verdict: listed first (after a hang), the per-collective
+// lateness below it as evidence. Cost: the predicted gain per step.
+void Replay(const FindingsInput& in, std::vector<Finding>* out) {
+  const ReplayVerdict& r = in.job.replay;
+  // A hung job's steps are not the job's: the hang is the verdict.
+  if (!r.done || r.slowdown < 1.03 || r.parts.empty() || !in.job.cross_rank.hangs.empty()) return;
+  const ReplayVerdict::Part& top = r.parts.front();
+  if (top.gain < 0.03) return;
+  std::string others;
+  for (size_t i = 1; i < r.parts.size() && i < 3; ++i)
+    if (r.parts[i].gain >= 0.03)
+      others += fmt::format("{}{} {:.0f}%", others.empty() ? "; then " : ", ", r.parts[i].part, 100.0 * r.parts[i].gain);
+  out->push_back({"replay",
+                  fmt::format("Replaying the steps (commlens whatif), {} is where the time goes: at its typical speed "
+                              "the GPUs' step would take {} instead of {} per step ({:.0f}% shorter; launch delays left "
+                              "out, the measured step is {}){}. The job runs {:.2f}x its ideal (every kernel at its "
+                              "typical duration); the replay gives back the measured steps within {:.1f}%.",
+                              top.part, Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step), others,
+                              r.slowdown, 100.0 * r.replay_error),
+                  "crossrank", top.gain * static_cast<double>(r.step), true});
+}
+
 // Evidence, no cost: how far apart the ranks' clocks were, and how well that is known.
 void ClockAlignment(const FindingsInput& in, std::vector<Finding>* out) {
   const model::ClockAlignment& c = in.trace.clock;
@@ -417,7 +441,7 @@ void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
 using Rule = void (*)(const FindingsInput&, std::vector<Finding>*);
 // Every rule, in no particular order: the findings are sorted by cost.
 // Findings of equal cost keep this order (NIC errors before the evidence without a cost).
-constexpr Rule kRules[] = {PartialJob, Stragglers, Hangs, NicErrors, Contention, PipelineBubble, ClockAlignment, ExposedComm,
+constexpr Rule kRules[] = {PartialJob, Hangs, Replay, Stragglers, NicErrors, Contention, PipelineBubble, ClockAlignment, ExposedComm,
                            Idle, ComputeImbalance, Skew, WaitingNotNetwork, BenchGap, BusiestCollective};
 
 }  // namespace

@@ -20,6 +20,9 @@ constexpr uint32_t kNone = UINT32_MAX;
 // kCrossStream of another stream's activity ending, waits for that activity.
 constexpr TimeNs kSlack = 5'000;
 constexpr TimeNs kCrossStream = 50'000;
+// An activity that starts this long after its stream let it waited for something: for
+// whatever ended last on another stream before it, however long before.
+constexpr TimeNs kLongWait = 1'000'000;
 // A transfer below this (a member whose clock runs ahead) is not a transfer: 0.
 constexpr TimeNs kNegativeTransfer = -10'000'000;
 
@@ -201,7 +204,10 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
         for (int back = 0; it != by_end.begin() && back < 8; ++back) {
           const uint32_t y = *--it;
           const Node& other = g.nodes[y];
-          if (other.end < x.start - kCrossStream || other.end <= own) break;
+          // Within kCrossStream of its start; after a long wait (over kLongWait past its
+          // stream), whatever ended last before it.
+          const bool long_wait = own == INT64_MIN ? x.start - g.t0 > kLongWait : x.start - own > kLongWait;
+          if ((!long_wait && other.end < x.start - kCrossStream) || other.end <= own) break;
           if (y == i || y == x.deps[0]) continue;
           x.deps[1] = y;
           ++*cross_edges;
@@ -400,8 +406,8 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     };
   };
   // The ideal with |pick|'s nodes measured: T_g / T_id, mean and per step.
-  auto share = [&](const std::string& label, const Pick& pick) {
-    WhatIfShare s{label};
+  auto share = [&](const std::string& label, const WhatIfPart& part, const Pick& pick) {
+    WhatIfShare s{label, part};
     std::vector<TimeNs> times;
     for (size_t i = 0; i < steps.size(); ++i) {
       const StepGraph& g = steps[i];
@@ -418,27 +424,33 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     std::stable_sort(v->begin(), v->end(), [](const WhatIfShare& a, const WhatIfShare& b) { return a.slowdown > b.slowdown; });
   };
   for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
-    out.by_rank.push_back(share(fmt::format("rank {}", trace.ranks[ri].rank),
+    out.by_rank.push_back(share(fmt::format("rank {}", trace.ranks[ri].rank), {"rank", std::to_string(trace.ranks[ri].rank)},
                                 pick_of({"rank", std::to_string(trace.ranks[ri].rank)})));
   if (pipe.detected)
-    for (int s = 0; s < pipe.stages; ++s) out.by_stage.push_back(share(fmt::format("stage {}", s), pick_of({"stage", std::to_string(s)})));
+    for (int s = 0; s < pipe.stages; ++s)
+      out.by_stage.push_back(share(fmt::format("stage {}", s), {"stage", std::to_string(s)}, pick_of({"stage", std::to_string(s)})));
   std::vector<uint32_t> top(kinds.size());
   std::iota(top.begin(), top.end(), 0u);
   std::sort(top.begin(), top.end(), [&](uint32_t a, uint32_t b) { return measured_time[a] > measured_time[b]; });
   top.resize(std::min(top.size(), options.top_ops));
   for (uint32_t k : top)
-    out.by_op.push_back(share("op " + kinds[k], [k](const Node& x) { return x.kind == k; }));
+    out.by_op.push_back(share("op " + kinds[k], {"op", kinds[k]}, [k](const Node& x) { return x.kind == k; }));
   for (uint32_t gi = 0; gi < trace.groups.size(); ++gi) {
     const model::JobGroup& jg = trace.groups[gi];
     out.by_group.push_back(share(fmt::format("group {}{}", jg.name, jg.description.empty() ? "" : ":" + jg.description),
-                                 [gi](const Node& x) { return x.job_group == gi; }));
+                                 {"group", jg.name}, [gi](const Node& x) { return x.job_group == gi; }));
   }
   for (auto* v : {&out.by_rank, &out.by_stage, &out.by_op, &out.by_group}) by_slowdown(v);
 
+  std::vector<WhatIfPart> fixes = options.fixes;
+  for (size_t i = 0; i < options.fix_top && i < out.by_rank.size(); ++i)
+    if (out.by_rank[i].slowdown >= kAttributed) fixes.push_back(out.by_rank[i].part);
+  for (const auto* v : {&out.by_stage, &out.by_op})
+    if (options.fix_top && !v->empty() && v->front().slowdown >= kAttributed) fixes.push_back(v->front().part);
   // What-ifs: a part at its ideal (its extra work left out: at the typical speed a rank
   // does what its peers do; its launch delays no longer than the ranks' median for the
   // same activity), the rest as measured; and the same without launch delays.
-  for (const WhatIfPart& part : options.fixes) {
+  for (const WhatIfPart& part : fixes) {
     WhatIfFix fix{part};
     const Pick pick = pick_of(part);
     for (const StepGraph& g : steps) {
@@ -462,6 +474,35 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   out.unresolved = unresolved;
   out.done = true;
   return out;
+}
+
+ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job) {
+  ReplayVerdict v;
+  WhatIfOptions options;
+  options.fix_top = 2;
+  options.top_ops = 6;
+  const WhatIfAnalysis w = WhatIf(trace, job, options);
+  v.done = w.done, v.why_not = w.why_not;
+  if (!w.done) return v;
+  v.slowdown = w.slowdown, v.replay_error = w.replay_error;
+  v.step = static_cast<TimeNs>(MeanOf(w.replayed));
+  v.no_delay_step = static_cast<TimeNs>(MeanOf(w.no_delay));
+  auto s_of = [&](const WhatIfPart& p) {
+    for (const auto* list : {&w.by_rank, &w.by_stage, &w.by_op})
+      for (const WhatIfShare& s : *list)
+        if (s.part.kind == p.kind && s.part.value == p.value) return s.slowdown;
+    return 0.0;
+  };
+  // Judged without launch delays (the GPUs' own time, as S is): a delay the model does
+  // not explain stays fixed in the measured frame, and can hide any gain.
+  for (const WhatIfFix& f : w.fixes) {
+    const TimeNs step = static_cast<TimeNs>(MeanOf(f.no_delay));
+    const std::string value = f.part.value.size() > 60 ? f.part.value.substr(0, 57) + "..." : f.part.value;
+    v.parts.push_back({f.part.kind + " " + value, s_of(f.part), step,
+                       v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0});
+  }
+  std::stable_sort(v.parts.begin(), v.parts.end(), [](const auto& a, const auto& b) { return a.gain > b.gain; });
+  return v;
 }
 
 }  // namespace commlens::analysis

@@ -46,6 +46,7 @@ struct WhatIfPart {
 
 struct WhatIfShare {
   std::string label;             // "rank 3", "op nvjet_...", "stage 0", "group 1:dp"
+  WhatIfPart part;
   double slowdown = 0;           // the ideal with this part measured, over the ideal
   std::vector<double> per_step;  // the same per step
 };
@@ -77,7 +78,14 @@ struct WhatIfAnalysis {
 struct WhatIfOptions {
   std::vector<WhatIfPart> fixes;
   size_t top_ops = 12;  // op kinds attributed (by their measured time)
+  // Also predict the fix of the |fix_top| parts with the largest S among the ranks, and of
+  // the top stage and op kind (when their S is over kAttributed).
+  size_t fix_top = 0;
 };
+inline constexpr double kAttributed = 1.03;  // S under this: nothing worth attributing
+
+// The replay's verdict for analyze: WhatIf with the top parts fixed.
+ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job);
 
 WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const WhatIfOptions& options);
 

@@ -190,6 +190,10 @@ void AddAnalyzeVerb(CLI::App& app, int* exit_code) {
       ->default_str(std::to_string(args->text.max_rows));
   cmd->add_flag("--all-ranks", args->text.all_ranks,
                 "Every rank's row in the per-rank tables (past 16 ranks they show the extremes and the distribution)");
+  cmd->add_flag_function(
+      "--no-replay", [args](int64_t) { args->analyze.replay = false; },
+      "Leave out the what-if replay behind the verdict (commlens whatif; it runs for jobs of 2 to 512 ranks, "
+      "not under --mpi)");
   cmd->add_flag("-q,--quiet", args->quiet, "No text report (with --json)");
   cmd->add_flag("--mpi", args->mpi,
                 "Run as one process of an MPI job (mpirun, srun): the processes share the files' import and "

@@ -489,6 +489,17 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
                                {"section", f.section},
                                {"cost_wall_us_per_step", f.cost_ns_per_step / 1000.0},
                                {"first", f.first}});
+  // The what-if replay's verdict (analysis/whatif.h), when it ran.
+  if (job.replay.done) {
+    json parts = json::array();
+    for (const auto& p : job.replay.parts)
+      parts.push_back({{"part", p.part}, {"slowdown", p.slowdown}, {"step_us", Us(p.step)}, {"gain", p.gain}});
+    doc["replay"] = {{"slowdown", job.replay.slowdown},
+                     {"replay_error", job.replay.replay_error},
+                     {"step_us", Us(job.replay.step)},
+                     {"no_delay_step_us", Us(job.replay.no_delay_step)},
+                     {"parts", parts}};
+  }
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = CrossRankJson(trace, job.cross_rank);
   doc["parallel_roles"] = RolesJson(job.roles);
