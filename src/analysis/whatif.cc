@@ -423,7 +423,19 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   auto by_slowdown = [](std::vector<WhatIfShare>* v) {
     std::stable_sort(v->begin(), v->end(), [](const WhatIfShare& a, const WhatIfShare& b) { return a.slowdown > b.slowdown; });
   };
-  for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
+  std::vector<uint32_t> candidates(trace.ranks.size());
+  std::iota(candidates.begin(), candidates.end(), 0u);
+  if (options.rank_candidates > 0 && options.rank_candidates < candidates.size()) {
+    // A rank's excess over the ideal: its activities' time beyond their kinds' ideal.
+    std::vector<double> excess(trace.ranks.size(), 0);
+    for (const StepGraph& g : steps)
+      for (const Node& x : g.nodes)
+        if (!x.grouped) excess[x.rank] += static_cast<double>(x.end - x.start) - (x.extra ? 0.0 : ideal_duration[x.kind]);
+    std::partial_sort(candidates.begin(), candidates.begin() + options.rank_candidates, candidates.end(),
+                      [&](uint32_t a, uint32_t b) { return excess[a] > excess[b]; });
+    candidates.resize(options.rank_candidates);
+  }
+  for (uint32_t ri : candidates)
     out.by_rank.push_back(share(fmt::format("rank {}", trace.ranks[ri].rank), {"rank", std::to_string(trace.ranks[ri].rank)},
                                 pick_of({"rank", std::to_string(trace.ranks[ri].rank)})));
   if (pipe.detected)
@@ -435,7 +447,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   top.resize(std::min(top.size(), options.top_ops));
   for (uint32_t k : top)
     out.by_op.push_back(share("op " + kinds[k], {"op", kinds[k]}, [k](const Node& x) { return x.kind == k; }));
-  for (uint32_t gi = 0; gi < trace.groups.size(); ++gi) {
+  for (uint32_t gi = 0; options.attribute_groups && gi < trace.groups.size(); ++gi) {
     const model::JobGroup& jg = trace.groups[gi];
     out.by_group.push_back(share(fmt::format("group {}{}", jg.name, jg.description.empty() ? "" : ":" + jg.description),
                                  {"group", jg.name}, [gi](const Node& x) { return x.job_group == gi; }));
@@ -481,6 +493,8 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   WhatIfOptions options;
   options.fix_top = 2;
   options.top_ops = 6;
+  options.rank_candidates = 4;
+  options.attribute_groups = false;
   const WhatIfAnalysis w = WhatIf(trace, job, options);
   v.done = w.done, v.why_not = w.why_not;
   if (!w.done) return v;

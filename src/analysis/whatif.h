@@ -81,6 +81,10 @@ struct WhatIfOptions {
   // Also predict the fix of the |fix_top| parts with the largest S among the ranks, and of
   // the top stage and op kind (when their S is over kAttributed).
   size_t fix_top = 0;
+  // Ranks attributed: 0 all; else the ones whose activities exceed their kinds' ideal the
+  // most (summed over steps), a replay each: analyze's verdict on a large job replays a few.
+  size_t rank_candidates = 0;
+  bool attribute_groups = true;
 };
 inline constexpr double kAttributed = 1.03;  // S under this: nothing worth attributing
 
