@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/saturating.h"
 #include "model/collective.h"
 
 namespace commlens::analysis {
@@ -300,8 +301,8 @@ ParallelRoles FindParallelRoles(const model::Trace& trace, const std::vector<con
         if (const uint32_t j = rank.groups[e.group].job_group; j < out.groups.size()) role = out.groups[j].role;
       RoleTimes& t = by_step[e.step];
       t.step = e.step;
-      t.comm[static_cast<size_t>(role)] += e.comm;
-      t.exposed[static_cast<size_t>(role)] += e.exposed;
+      t.comm[static_cast<size_t>(role)] = SaturatingAdd(t.comm[static_cast<size_t>(role)], e.comm);
+      t.exposed[static_cast<size_t>(role)] = SaturatingAdd(t.exposed[static_cast<size_t>(role)], e.exposed);
     }
   }
   auto mean = [](RoleTimes t, int ranks, model::TimeNs span) {
@@ -326,9 +327,11 @@ ParallelRoles FindParallelRoles(const model::Trace& trace, const std::vector<con
   if (!parts.empty()) {
     RoleTimes sum;
     model::TimeNs span = 0;
+    // Saturating: a damaged input's times may sum past int64 (found by summary_fuzzer).
     for (const RoleTimes* p : parts) {
-      span += p->span;
-      for (size_t i = 0; i < kRoleCount; ++i) sum.comm[i] += p->comm[i], sum.exposed[i] += p->exposed[i];
+      span = SaturatingAdd(span, p->span);
+      for (size_t i = 0; i < kRoleCount; ++i)
+        sum.comm[i] = SaturatingAdd(sum.comm[i], p->comm[i]), sum.exposed[i] = SaturatingAdd(sum.exposed[i], p->exposed[i]);
     }
     const int n = static_cast<int>(parts.size());
     out.summary = mean(sum, n, span / n);

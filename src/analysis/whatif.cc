@@ -9,6 +9,8 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "common/saturating.h"
+
 namespace commlens::analysis {
 
 namespace {
@@ -83,7 +85,7 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
   auto group_end = [&](uint32_t i) {
     TimeNs latest = INT64_MIN;
     for (uint32_t k : g.node_groups[i]) latest = std::max(latest, group_max[k]);
-    return latest + f.transfer[i];
+    return SaturatingAdd(latest, f.transfer[i]);
   };
   auto complete_group = [&](uint32_t k) {
     for (uint32_t m : g.groups[k])
@@ -99,11 +101,11 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
       bool any = false;
       for (uint32_t d : g.nodes[i].deps)
         if (d != kNone && ended[d]) s = any ? std::max(s, end[d]) : end[d], any = true;
-      start[i] = s + f.delay[i];
+      start[i] = SaturatingAdd(s, f.delay[i]);
       started[i] = 1;
       ++done;
       if (g.node_groups[i].empty()) {
-        finish(i, start[i] + f.duration[i]);
+        finish(i, SaturatingAdd(start[i], f.duration[i]));
         continue;
       }
       for (uint32_t k : g.node_groups[i]) {
@@ -131,7 +133,7 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
       if (group_started[k] < g.groups[k].size()) group_started[k] = static_cast<uint32_t>(g.groups[k].size()), complete_group(k);
     if (!ended[pick]) finish(pick, group_end(pick));
   }
-  return last - g.t0;
+  return SaturatingSub(last, g.t0);
 }
 
 // The job's steps as graphs; the kinds' names.
@@ -266,7 +268,7 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
     g.t0 = INT64_MAX;
     TimeNs last = INT64_MIN;
     for (const Node& x : g.nodes) g.t0 = std::min(g.t0, x.start), last = std::max(last, x.end);
-    g.measured = last - g.t0;
+    g.measured = SaturatingSub(last, g.t0);
     std::vector<TimeNs> group_max(g.groups.size(), INT64_MIN);
     for (size_t k = 0; k < g.groups.size(); ++k)
       for (uint32_t i : g.groups[k]) group_max[k] = std::max(group_max[k], g.nodes[i].start);
@@ -276,11 +278,11 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
       bool any = false;
       for (uint32_t d : x.deps)
         if (d != kNone) ready = any ? std::max(ready, g.nodes[d].end) : g.nodes[d].end, any = true, g.successors[d].push_back(i);
-      x.delay = x.start - ready;
+      x.delay = SaturatingSub(x.start, ready);
       if (x.grouped) {
         TimeNs latest = INT64_MIN;
         for (uint32_t k : g.node_groups[i]) latest = std::max(latest, group_max[k]);
-        x.transfer = x.end - latest;
+        x.transfer = SaturatingSub(x.end, latest);
         if (x.transfer <= kNegativeTransfer) x.transfer = 0;
       }
     }
@@ -324,9 +326,9 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   std::vector<double> measured_time(kinds.size(), 0);
   for (const StepGraph& g : steps)
     for (const Node& x : g.nodes) {
-      measured_time[x.kind] += static_cast<double>(x.end - x.start);
+      measured_time[x.kind] += static_cast<double>(SaturatingSub(x.end, x.start));
       if (x.grouped) transfers[x.kind].push_back(x.transfer);
-      else sum[x.kind] += static_cast<double>(x.end - x.start), ++count[x.kind];
+      else sum[x.kind] += static_cast<double>(SaturatingSub(x.end, x.start)), ++count[x.kind];
     }
   std::vector<TimeNs> ideal_duration(kinds.size(), 0), ideal_transfer(kinds.size(), 0);
   for (size_t k = 0; k < kinds.size(); ++k) {
@@ -342,7 +344,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   auto measured_frame = [](const StepGraph& g) {
     Frame f;
     for (const Node& x : g.nodes) {
-      f.duration.push_back(x.end - x.start);
+      f.duration.push_back(SaturatingSub(x.end, x.start));
       f.transfer.push_back(x.transfer);
       f.delay.push_back(x.delay);
     }
@@ -413,7 +415,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
       const StepGraph& g = steps[i];
       Frame f = ideal_frame(g);
       for (size_t n = 0; n < g.nodes.size(); ++n)
-        if (pick(g.nodes[n])) f.duration[n] = g.nodes[n].end - g.nodes[n].start, f.transfer[n] = g.nodes[n].transfer;
+        if (pick(g.nodes[n])) f.duration[n] = SaturatingSub(g.nodes[n].end, g.nodes[n].start), f.transfer[n] = g.nodes[n].transfer;
       times.push_back(Replay(g, f, &unresolved));
       s.per_step.push_back(out.ideal[i] > 0 ? static_cast<double>(times.back()) / static_cast<double>(out.ideal[i]) : 0);
     }
@@ -430,7 +432,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     std::vector<double> excess(trace.ranks.size(), 0);
     for (const StepGraph& g : steps)
       for (const Node& x : g.nodes)
-        if (!x.grouped) excess[x.rank] += static_cast<double>(x.end - x.start) - (x.extra ? 0.0 : ideal_duration[x.kind]);
+        if (!x.grouped) excess[x.rank] += static_cast<double>(SaturatingSub(x.end, x.start)) - (x.extra ? 0.0 : ideal_duration[x.kind]);
     std::partial_sort(candidates.begin(), candidates.begin() + options.rank_candidates, candidates.end(),
                       [&](uint32_t a, uint32_t b) { return excess[a] > excess[b]; });
     candidates.resize(options.rank_candidates);

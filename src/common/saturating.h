@@ -12,4 +12,10 @@ inline int64_t SaturatingAdd(int64_t a, int64_t b) {
   return sum;
 }
 
+inline int64_t SaturatingSub(int64_t a, int64_t b) {
+  int64_t diff = 0;
+  if (__builtin_sub_overflow(a, b, &diff)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return diff;
+}
+
 }  // namespace commlens
