@@ -4,6 +4,7 @@
 // with more layers is the stage attributed; the verb's JSON parses back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -59,6 +60,31 @@ TEST(WhatIf, TheHeavierStageIsAttributed) {
   ASSERT_FALSE(x.by_stage.empty());
   EXPECT_EQ(x.by_stage[0].label, "stage 3");
   EXPECT_GT(x.by_stage[0].slowdown, 1.1);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Predicted against measured inside one run: rank 2 runs extra compute in steps 4-7 and
+// 12-15 only; with it fixed, the slow steps must take what the clean steps measured
+// (within 10%), and the clean steps barely change.
+TEST(WhatIf, FixingTheSlowRankPredictsTheCleanSteps) {
+  testing::Analyzed a = AnalyzeSample("whatif/ddp-slow-blocks");
+  const analysis::WhatIfAnalysis x = WhatIfOn(a, {{"rank", "2"}});
+  ASSERT_TRUE(x.done) << x.why_not;
+  ASSERT_EQ(x.fixes.size(), 1u);
+  std::vector<double> predicted_slow, measured_clean;
+  for (size_t i = 0; i < x.steps.size(); ++i) {
+    const bool slow = (x.steps[i] / 4) % 2 == 1;
+    if (slow) predicted_slow.push_back(static_cast<double>(x.fixes[0].step_time[i]));
+    else measured_clean.push_back(static_cast<double>(x.measured[i]));
+  }
+  ASSERT_GE(predicted_slow.size(), 6u);
+  ASSERT_GE(measured_clean.size(), 5u);
+  EXPECT_NEAR(Median(predicted_slow) / Median(measured_clean), 1.0, 0.10);
+  EXPECT_EQ(x.by_rank.front().label, "rank 2");
 }
 
 TEST(WhatIf, VerbWritesJsonThatParsesBack) {
