@@ -154,7 +154,9 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "  measured durations (the model error: how far the replay is from the measured step),\n"
       "  without launch delays, and with every activity at the typical duration of its kind\n"
       "  (the ideal). S = no-delay step time / ideal. Per rank, stage, op kind and group: S\n"
-      "  with only that part as measured. --fix: the no-delay step time with that part ideal.\n"
+      "  with only that part as measured. --fix: the step time predicted with that part at\n"
+      "  its typical speed (its extra kernels left out, its launch delays at most the ranks'\n"
+      "  median), the rest as measured; JSON also without launch delays.\n"
       "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay; 2 some inputs\n"
       "  failed; 64 usage error.");
   auto args = std::make_shared<WhatIfArgs>();
