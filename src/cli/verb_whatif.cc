@@ -100,6 +100,9 @@ int Run(const WhatIfArgs& a) {
   analyze.steps = ChooseJobSteps(a.inputs, trace, "whatif");
   if (!analyze.steps) return kExitUsage;
   const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
+  // Past 64 ranks, the 16 whose activities exceed their kinds' ideal most are attributed
+  // (a replay each), not every rank.
+  if (trace.ranks.size() > 64) options.rank_candidates = 16;
   const analysis::WhatIfAnalysis w = analysis::WhatIf(trace, job, options);
   if (!a.json_path.empty()) {
     const nlohmann::json doc = ToJson(w);
@@ -129,7 +132,10 @@ int Run(const WhatIfArgs& a) {
       fmt::print("  slowdown S = {} (no-delay over ideal); launch delays add {}x\n", Ratio(w.slowdown),
                  Ratio(w.launch_slowdown));
       PrintShares("S with only this part as measured (the rest ideal), largest first:", w.by_stage, a.rows);
-      PrintShares("by rank:", w.by_rank, a.rows);
+      PrintShares(w.by_rank.size() < trace.ranks.size()
+                      ? "by rank (the 16 whose activities exceed their kinds' typical time most):"
+                      : "by rank:",
+                  w.by_rank, a.rows);
       PrintShares("by op kind:", w.by_op, a.rows);
       PrintShares("by process group (its communication):", w.by_group, a.rows);
       for (const auto& f : w.fixes)
