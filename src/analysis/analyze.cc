@@ -43,13 +43,7 @@ JobAnalysis Analyze(const model::Trace& trace, const AnalyzeOptions& options) {
   if (!o.steps) o.steps = ChooseSteps(trace).value();  // the rule alone cannot fail
   std::vector<RankAnalysis> ranks(trace.ranks.size());
   ParallelFor(trace.ranks.size(), o.threads, [&](size_t i) { ranks[i] = AnalyzeRank(trace.ranks[i], o); });
-  JobAnalysis job = AnalyzeJob(trace, std::move(ranks), o);
-  // The what-if replay behind the straggler verdict (whatif.h), for jobs of several ranks.
-  if (o.replay && trace.ranks.size() > 1 && trace.ranks.size() <= kReplayMaxRanks) {
-    job.replay = ReplayVerdictOf(trace, job);
-    job.findings = FindFindings(trace, job);
-  }
-  return job;
+  return AnalyzeJob(trace, std::move(ranks), o);
 }
 
 JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> ranks, const AnalyzeOptions& options,
@@ -120,6 +114,10 @@ JobAnalysis AnalyzeJob(const model::Trace& trace, std::vector<RankAnalysis> rank
         job.ranks.empty() ? 0 : job.span_rank_time / static_cast<model::TimeNs>(job.ranks.size());
     job.roles = FindParallelRoles(trace, group_comm, job.steps, numbers, window_span);
   }
+  // The what-if replay behind the verdict (whatif.h): one process, which holds every rank's
+  // GPU table (under --mpi, |answer|, the tables stay with the processes).
+  if (options.replay && !answer && trace.ranks.size() > 1 && trace.ranks.size() <= kReplayMaxRanks)
+    job.replay = ReplayVerdictOf(trace, job);
   job.findings = FindFindings(trace, job);
   return job;
 }

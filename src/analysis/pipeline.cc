@@ -515,13 +515,14 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
     const std::vector<uint32_t>& chain = chains[c];
     if (chain.size() != depth) continue;
     const std::vector<Message>& msgs = chain_messages[c];
-    std::set<std::pair<uint32_t, uint32_t>> links;
-    for (const Message& msg : msgs) links.insert(std::minmax(msg.from, msg.to));
-    const bool ring = depth > 2 && links.count(std::minmax(chain.front(), chain.back()));
-    Pipeline judged;
-    JudgeSchedule(trace.ranks[chain[0]], trace.ranks[chain.back()], chain, ring, msgs, &judged);
-    if (replica_bubble.empty()) p.microbatches = judged.microbatches, p.virtual_stages = judged.virtual_stages,
-                                p.schedule = judged.schedule;
+    // The schedule from the first replica (the replicas run one program). A ring: the last
+    // stage also talks to the first.
+    if (replica_bubble.empty()) {
+      const bool ring = depth > 2 && std::any_of(msgs.begin(), msgs.end(), [&](const Message& msg) {
+                          return std::minmax(msg.from, msg.to) == std::minmax(chain.front(), chain.back());
+                        });
+      JudgeSchedule(trace.ranks[chain[0]], trace.ranks[chain.back()], chain, ring, msgs, &p);
+    }
     double share_sum = 0;
     for (size_t at = 0; at < chain.size(); ++at) {
       p.idle_known = p.idle_known && trace.ranks[chain[at]].GpuActivityCount() > 0;

@@ -301,14 +301,14 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
   return steps;
 }
 
-double MeanOf(const std::vector<TimeNs>& v) {
+}  // namespace
+
+double MeanStep(const std::vector<TimeNs>& v) {
   if (v.empty()) return 0;
   double s = 0;
   for (TimeNs t : v) s += static_cast<double>(t);
   return s / static_cast<double>(v.size());
 }
-
-}  // namespace
 
 WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const WhatIfOptions& options) {
   WhatIfAnalysis out;
@@ -374,9 +374,9 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     if (m > 0) out.replay_error = std::max(out.replay_error, std::abs(static_cast<double>(out.replayed.back()) - m) / m);
     out.step_slowdown.push_back(out.ideal.back() > 0 ? static_cast<double>(out.no_delay.back()) / static_cast<double>(out.ideal.back()) : 0);
   }
-  const double ideal = MeanOf(out.ideal);
-  out.slowdown = ideal > 0 ? MeanOf(out.no_delay) / ideal : 0;
-  out.launch_slowdown = MeanOf(out.no_delay) > 0 ? MeanOf(out.measured) / MeanOf(out.no_delay) : 0;
+  const double ideal = MeanStep(out.ideal);
+  out.slowdown = ideal > 0 ? MeanStep(out.no_delay) / ideal : 0;
+  out.launch_slowdown = MeanStep(out.no_delay) > 0 ? MeanStep(out.measured) / MeanStep(out.no_delay) : 0;
 
   // Parts: which nodes belong to each.
   using Pick = std::function<bool(const Node&)>;
@@ -419,7 +419,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
       times.push_back(Replay(g, f, &unresolved));
       s.per_step.push_back(out.ideal[i] > 0 ? static_cast<double>(times.back()) / static_cast<double>(out.ideal[i]) : 0);
     }
-    s.slowdown = ideal > 0 ? MeanOf(times) / ideal : 0;
+    s.slowdown = ideal > 0 ? MeanStep(times) / ideal : 0;
     return s;
   };
   auto by_slowdown = [](std::vector<WhatIfShare>* v) {
@@ -480,8 +480,8 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
       std::fill(f.delay.begin(), f.delay.end(), 0);
       fix.no_delay.push_back(Replay(g, f, &unresolved));
     }
-    fix.mean = static_cast<TimeNs>(MeanOf(fix.step_time));
-    const double measured = MeanOf(out.replayed);
+    fix.mean = static_cast<TimeNs>(MeanStep(fix.step_time));
+    const double measured = MeanStep(out.replayed);
     fix.gain = measured > 0 ? 1.0 - static_cast<double>(fix.mean) / measured : 0;
     out.fixes.push_back(std::move(fix));
   }
@@ -501,8 +501,8 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   v.done = w.done, v.why_not = w.why_not;
   if (!w.done) return v;
   v.slowdown = w.slowdown, v.replay_error = w.replay_error;
-  v.step = static_cast<TimeNs>(MeanOf(w.replayed));
-  v.no_delay_step = static_cast<TimeNs>(MeanOf(w.no_delay));
+  v.step = static_cast<TimeNs>(MeanStep(w.replayed));
+  v.no_delay_step = static_cast<TimeNs>(MeanStep(w.no_delay));
   auto s_of = [&](const WhatIfPart& p) {
     for (const auto* list : {&w.by_rank, &w.by_stage, &w.by_op})
       for (const WhatIfShare& s : *list)
@@ -512,7 +512,7 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   // Judged without launch delays (the GPUs' own time, as S is): a delay the model does
   // not explain stays fixed in the measured frame, and can hide any gain.
   for (const WhatIfFix& f : w.fixes) {
-    const TimeNs step = static_cast<TimeNs>(MeanOf(f.no_delay));
+    const TimeNs step = static_cast<TimeNs>(MeanStep(f.no_delay));
     const std::string value = f.part.value.size() > 60 ? f.part.value.substr(0, 57) + "..." : f.part.value;
     v.parts.push_back({f.part.kind + " " + value, s_of(f.part), step,
                        v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0});

@@ -88,6 +88,9 @@ struct WhatIfOptions {
 };
 inline constexpr double kAttributed = 1.03;  // S under this: nothing worth attributing
 
+// The mean of step times (0 for none).
+double MeanStep(const std::vector<model::TimeNs>& steps);
+
 // The replay's verdict for analyze: WhatIf with the top parts fixed.
 ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job);
 

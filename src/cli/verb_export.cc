@@ -77,6 +77,7 @@ int RunExport(ExportArgs args) {
     analysis::AnalyzeOptions analyze;
     analyze.threads = args.inputs.load.threads;
     analyze.steps = *steps;
+    analyze.replay = false;  // no table holds the replay's verdict
     const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
     std::vector<std::string> files;
     written = exporters::WriteCsv(job, args.out, &files);

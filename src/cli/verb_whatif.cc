@@ -75,12 +75,6 @@ nlohmann::json ToJson(const analysis::WhatIfAnalysis& w) {
           {"fixes", fixes}};
 }
 
-double Mean(const std::vector<model::TimeNs>& v) {
-  double s = 0;
-  for (model::TimeNs t : v) s += static_cast<double>(t);
-  return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
 int Run(const WhatIfArgs& a) {
   analysis::WhatIfOptions options;
   for (const std::string& f : a.fixes) {
@@ -99,6 +93,7 @@ int Run(const WhatIfArgs& a) {
   analyze.threads = a.inputs.load.threads;
   analyze.steps = ChooseJobSteps(a.inputs, trace, "whatif");
   if (!analyze.steps) return kExitUsage;
+  analyze.replay = false;  // the replay below is the whole answer: not twice
   const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
   // Past 64 ranks, the 16 whose activities exceed their kinds' ideal most are attributed
   // (a replay each), not every rank.
@@ -126,9 +121,9 @@ int Run(const WhatIfArgs& a) {
                                            w.unresolved)
                               : "");
       fmt::print("  step time: measured {}, without launch delays {}, ideal {} (mean per step)\n",
-                 FormatDuration(static_cast<model::TimeNs>(Mean(w.measured))),
-                 FormatDuration(static_cast<model::TimeNs>(Mean(w.no_delay))),
-                 FormatDuration(static_cast<model::TimeNs>(Mean(w.ideal))));
+                 FormatDuration(static_cast<model::TimeNs>(analysis::MeanStep(w.measured))),
+                 FormatDuration(static_cast<model::TimeNs>(analysis::MeanStep(w.no_delay))),
+                 FormatDuration(static_cast<model::TimeNs>(analysis::MeanStep(w.ideal))));
       fmt::print("  slowdown S = {} (no-delay over ideal); launch delays add {}x\n", Ratio(w.slowdown),
                  Ratio(w.launch_slowdown));
       PrintShares("S with only this part as measured (the rest ideal), largest first:", w.by_stage, a.rows);
@@ -140,7 +135,7 @@ int Run(const WhatIfArgs& a) {
       PrintShares("by process group (its communication):", w.by_group, a.rows);
       for (const auto& f : w.fixes)
         fmt::print("\n--fix {}: step time {} instead of {} ({:.1f}% faster)\n", f.part.Label(), FormatDuration(f.mean),
-                   FormatDuration(static_cast<model::TimeNs>(Mean(w.replayed))), 100.0 * f.gain);
+                   FormatDuration(static_cast<model::TimeNs>(analysis::MeanStep(w.replayed))), 100.0 * f.gain);
     }
   }
   if (!w.done) return kExitFailed;
