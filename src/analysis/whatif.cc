@@ -298,6 +298,13 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
     }
   }
   std::sort(steps.begin(), steps.end(), [](const StepGraph& a, const StepGraph& b) { return a.number < b.number; });
+  // The steps the job's summary covers (an outlier step, a cuFFT plan's first call, stays
+  // in the window for the hang finding but not in a step statistic: nor here).
+  const std::vector<int64_t> summarized = job.step_choice.Summarized();
+  if (!summarized.empty())
+    std::erase_if(steps, [&](const StepGraph& g) {
+      return g.number >= 0 && !std::binary_search(summarized.begin(), summarized.end(), g.number);
+    });
   return steps;
 }
 
