@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
       "Imports PyTorch profiler (Kineto) traces, Nsight Systems reports and commlens\n"
       "recordings, analyzes compute,\n"
       "communication and idle time per rank and across ranks, replays it to say what a\n"
-      "typical rank, stage or op would gain (whatif), exports the job to Perfetto,\n"
+      "typical rank, stage or op would gain (whatif), compares two runs (diff),\n"
+      "exports the job to Perfetto,\n"
       "Paraver and CSV, writes a self-contained HTML report, benchmarks collectives (and\n"
       "compares saved runs), inspects the topology and records jobs (NCCL plugin, NIC and\n"
       "GPU samples) under srun, torchrun or mpirun.\n"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
 #if COMMLENS_HAS_ANALYZE
   commlens::cli::AddExportVerb(app, &exit_code);
   commlens::cli::AddWhatIfVerb(app, &exit_code);
+  commlens::cli::AddDiffVerb(app, &exit_code);
 #endif
 #if COMMLENS_HAS_BENCH
   commlens::cli::AddBenchVerb(app, &exit_code);

@@ -18,6 +18,7 @@ inline constexpr int kExitUsage = 64;    // the command line is wrong (BSD sysex
 
 void AddAnalyzeVerb(CLI::App& app, int* exit_code);
 void AddBenchVerb(CLI::App& app, int* exit_code);
+void AddDiffVerb(CLI::App& app, int* exit_code);
 void AddEnvVerb(CLI::App& app, int* exit_code);
 void AddExportVerb(CLI::App& app, int* exit_code);
 void AddRecordVerb(CLI::App& app, int* exit_code);

@@ -179,7 +179,8 @@ async function clickEverything(page) {
   }
 }
 
-async function checkHostilePage(browser, file) {
+// |shown|: the tags whose names the page must show as text; |tipped|: in a tooltip.
+async function checkHostilePage(browser, file, shown, tipped) {
   const {page, context, problems} = await openPage(browser, file);
   const title = await page.title();
   const texts = await hoverEverything(page, 60);
@@ -203,13 +204,12 @@ async function checkHostilePage(browser, file) {
   if (after.injected) problems.push(`${after.injected} elements from names were parsed as markup`);
   if (after.scripts !== 3) problems.push(`${after.scripts} script elements, want 3 (data, chart library, page)`);
   // The names show as literal text: in the page (tables, warnings, findings, headings)...
-  for (const tag of ['dir', 'desc', 'group0', 'kernel', 'failure', 'warning', 'finding', 'summary', 'straggler-kernel',
-    'hang', 'with-group', 'schedule', 'algo', 'proto', 'host0', 'note', 'counter', 'unit'])
+  for (const tag of shown)
     if (!shows(after.text, tag)) problems.push(`the page does not show ${tag}'s name as text`);
   if (!after.text.includes(payload('desc'))) problems.push('a whole payload is not shown as it is');
   // ...and in the tooltips: the collectives' (group description, benchmark curve) and the
   // counters' (echarts' own, series labels).
-  for (const tag of ['desc', 'bench', 'nic0'])
+  for (const tag of tipped)
     if (!texts.some((t) => shows(t, tag))) problems.push(`no tooltip shows ${tag}'s name as text`);
   await context.close();
   return {problems, tooltips: texts.length};
@@ -230,10 +230,25 @@ async function main() {
       process.exit(1);
     }
     fs.writeFileSync(html, withHostileData(fs.readFileSync(html, 'utf8')));
-    const c = await checkHostilePage(b, html);
+    const c = await checkHostilePage(b, html, ['dir', 'desc', 'group0', 'kernel', 'failure', 'warning', 'finding',
+      'summary', 'straggler-kernel', 'hang', 'with-group', 'schedule', 'algo', 'proto', 'host0', 'note', 'counter', 'unit'],
+    ['desc', 'bench', 'nic0']);
     failed = c.problems.length > 0;
     console.log(`${failed ? 'FAIL' : 'ok'} hostile names: ${c.tooltips} tooltips hovered; page ${html}`);
     for (const p of c.problems) console.log(`  ${p}`);
+    // The diff page (commlens diff --html): the real ddp against its hostile copy, so
+    // every bucket, kernel and the run's own name in it is a payload.
+    const diff = path.join(a.out, 'hostile-diff.html');
+    const d = spawnSync(a.commlens, ['diff', 'examples/traces/ddp', traces, '--html', diff, '-q'],
+      {stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8'});
+    if (d.status !== 2) {
+      console.log(`FAIL commlens diff exited ${d.status}, want 2: ${d.stderr}`);
+      process.exit(1);
+    }
+    const cd = await checkHostilePage(b, diff, ['dir', 'desc', 'kernel'], []);
+    console.log(`${cd.problems.length ? 'FAIL' : 'ok'} hostile names in a diff: ${cd.tooltips} tooltips hovered; page ${diff}`);
+    for (const p of cd.problems) console.log(`  ${p}`);
+    failed = failed || cd.problems.length > 0;
   } finally {
     await b.close();
   }

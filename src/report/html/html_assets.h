@@ -13,6 +13,7 @@ struct HtmlAssets {
   std::string_view page_html;  // holds the @PLACEHOLDERS@ that html_report.cc fills
   std::string_view page_css;
   std::string_view page_js;
+  std::string_view diff_js;   // the script of `commlens diff --html` pages
 };
 
 // What this binary was built with.
