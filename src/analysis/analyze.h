@@ -59,7 +59,17 @@ struct ReplayVerdict {
     double gain = 0;         // 1 - step / no_delay_step
   };
   std::vector<Part> parts;  // the largest gain first
+  // The paper's heatmap: S with only one part measured, per replayed step. Rows: every
+  // rank (up to kReplayHeatRanks; beyond, the ranks whose activities exceed their kinds'
+  // typical time most), in rank order, then every pipeline stage.
+  std::vector<int64_t> steps;  // profiler step numbers (-1: a trace without steps, whole)
+  struct HeatRow {
+    std::string part;              // "rank 3", "stage 1"
+    std::vector<double> per_step;  // S per step of |steps|
+  };
+  std::vector<HeatRow> heat;
 };
+inline constexpr size_t kReplayHeatRanks = 16;
 inline constexpr size_t kReplayMaxRanks = 512;
 
 struct RankAnalysis {

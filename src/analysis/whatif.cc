@@ -502,7 +502,8 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   WhatIfOptions options;
   options.fix_top = 2;
   options.top_ops = 6;
-  options.rank_candidates = 4;
+  // Every rank of a small job (the heatmap's rows), the likeliest 8 of a larger one.
+  options.rank_candidates = trace.ranks.size() <= kReplayHeatRanks ? 0 : 8;
   options.attribute_groups = false;
   const WhatIfAnalysis w = WhatIf(trace, job, options);
   v.done = w.done, v.why_not = w.why_not;
@@ -525,6 +526,19 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
                        v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0});
   }
   std::stable_sort(v.parts.begin(), v.parts.end(), [](const auto& a, const auto& b) { return a.gain > b.gain; });
+  v.steps = w.steps;
+  std::vector<const WhatIfShare*> ranks;
+  for (const WhatIfShare& s : w.by_rank) ranks.push_back(&s);
+  std::sort(ranks.begin(), ranks.end(), [](const WhatIfShare* a, const WhatIfShare* b) {
+    return std::atoi(a->part.value.c_str()) < std::atoi(b->part.value.c_str());
+  });
+  for (const WhatIfShare* s : ranks) v.heat.push_back({s->label, s->per_step});
+  std::vector<const WhatIfShare*> stages;
+  for (const WhatIfShare& s : w.by_stage) stages.push_back(&s);
+  std::sort(stages.begin(), stages.end(), [](const WhatIfShare* a, const WhatIfShare* b) {
+    return std::atoi(a->part.value.c_str()) < std::atoi(b->part.value.c_str());
+  });
+  for (const WhatIfShare* s : stages) v.heat.push_back({s->label, s->per_step});
   return v;
 }
 

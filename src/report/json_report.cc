@@ -490,16 +490,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
                                {"cost_wall_us_per_step", f.cost_ns_per_step / 1000.0},
                                {"first", f.first}});
   // The what-if replay's verdict (analysis/whatif.h), when it ran.
-  if (job.replay.done) {
-    json parts = json::array();
-    for (const auto& p : job.replay.parts)
-      parts.push_back({{"part", p.part}, {"slowdown", p.slowdown}, {"step_us", Us(p.step)}, {"gain", p.gain}});
-    doc["replay"] = {{"slowdown", job.replay.slowdown},
-                     {"replay_error", job.replay.replay_error},
-                     {"step_us", Us(job.replay.step)},
-                     {"no_delay_step_us", Us(job.replay.no_delay_step)},
-                     {"parts", parts}};
-  }
+  if (job.replay.done) doc["replay"] = ReplayJson(job.replay);
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = CrossRankJson(trace, job.cross_rank);
   doc["parallel_roles"] = RolesJson(job.roles);
@@ -515,6 +506,20 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
 
 // Each group's role and the rule that named it; each role's communication and exposed part
 // per step and over the summary (mean rank, us, and % of the step).
+json ReplayJson(const analysis::ReplayVerdict& r) {
+  json parts = json::array();
+  for (const auto& p : r.parts)
+    parts.push_back({{"part", p.part}, {"slowdown", p.slowdown}, {"step_us", Us(p.step)}, {"gain", p.gain}});
+  json heat = json::array();
+  for (const auto& h : r.heat) heat.push_back({{"part", h.part}, {"per_step", h.per_step}});
+  return {{"slowdown", r.slowdown},
+          {"replay_error", r.replay_error},
+          {"step_us", Us(r.step)},
+          {"no_delay_step_us", Us(r.no_delay_step)},
+          {"parts", parts},
+          {"heatmap", {{"steps", r.steps}, {"rows", heat}}}};
+}
+
 json RolesJson(const analysis::ParallelRoles& roles) {
   json out = {{"groups", json::array()}, {"has_kernels", roles.has_kernels}, {"steps", json::array()}};
   for (const analysis::GroupRole& g : roles.groups) {

@@ -18,6 +18,8 @@ nlohmann::json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnaly
 nlohmann::json CollectivesJson(const analysis::CollectiveAnalysis& c);
 // The document's "cross_rank" section alone (the HTML report embeds it as it is).
 nlohmann::json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis& x);
+// The what-if replay's verdict with its heatmap (analysis/whatif.h), shared with the HTML report.
+nlohmann::json ReplayJson(const analysis::ReplayVerdict& replay);
 // The parallelism roles section (groups, per-role times), shared with the HTML report.
 nlohmann::json RolesJson(const analysis::ParallelRoles& roles);
 

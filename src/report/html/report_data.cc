@@ -200,6 +200,7 @@ json BuildReportData(const model::Trace& trace, const analysis::JobAnalysis& job
   doc["collectives"] = CollectivesJson(job.collectives);
   doc["cross_rank"] = report::CrossRankJson(trace, job.cross_rank);  // analyze --json's section, as it is
   doc["parallel_roles"] = report::RolesJson(job.roles);  // likewise
+  if (job.replay.done) doc["replay"] = report::ReplayJson(job.replay);  // likewise
   doc["idle"] = IdleJson(job.idle);
   const StepTimeline tl = BuildStepTimeline(trace, job, options.step, options.timeline_budget);
   doc["timeline"] = TimelineJson(tl);

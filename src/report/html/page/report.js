@@ -529,6 +529,38 @@
     }
   }
 
+  // ---- what-if replay: who the step waits on ---------------------------------------------------
+  // analyze --json's "replay" (docs/analysis.md, "What if"): S, the parts whose typical
+  // speed would shorten the step most, and S per part and step (the heatmap).
+  const R = data.replay;
+  if (R) {
+    const rs = section('whatif', 'What if a part ran at its typical speed',
+      `Replaying each step from its GPU activities (model error ${(100 * R.replay_error).toFixed(2)}%): the step without ` +
+      `launch delays takes ${fmtUs(R.no_delay_step_us)}, S = ${R.slowdown.toFixed(3)} times the ideal (every activity at ` +
+      'its typical duration). Per part: S with only that part as measured, the rest ideal; a row darker in some steps ' +
+      'is where those steps lost their time. commlens whatif answers more.');
+    if (R.parts.length)
+      table(rs, ['part fixed', 'S of the part', 'predicted step', 'shorter by'],
+        R.parts.map((p) => [p.part, p.slowdown.toFixed(3), fmtUs(p.step_us), pct(100 * p.gain)]), [0]);
+    const H = R.heatmap;
+    if (H && H.rows.length && H.steps.length) {
+      const cells = [];
+      let hi = 1;
+      H.rows.forEach((r, y) => r.per_step.forEach((v, x) => { cells.push([x, y, round(v, 3)]); hi = Math.max(hi, v); }));
+      const box = chartBox(rs, H.rows.length > 12 ? 'tall' : '');
+      box.id = 'whatif-heatmap';
+      draw(box, {
+        tooltip: {formatter: (p) => `${esc(H.rows[p.value[1]].part)}, step ${esc(H.steps[p.value[0]])}: S ${esc(p.value[2])}`},
+        grid: Object.assign({}, baseGrid, {left: 80, right: 90}),
+        xAxis: Object.assign({type: 'category', data: H.steps.map(String), name: 'profiler step', nameGap: 28}, axisName),
+        yAxis: {type: 'category', data: H.rows.map((r) => r.part), inverse: true},
+        visualMap: {min: 1, max: round(Math.max(hi, 1.01), 2), calculable: true, orient: 'vertical', right: 0, top: 'middle',
+          inRange: {color: ['#f7fbff', '#6baed6', '#08306b']}, text: ['S', ''], precision: 2},
+        series: [{name: 'S', type: 'heatmap', data: cells}],
+      });
+    }
+  }
+
   // ---- idle gaps -------------------------------------------------------------------------------
   const idle = data.idle;
   if (idle.streams > 0) {
