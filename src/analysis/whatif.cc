@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <numeric>
 #include <unordered_map>
 
@@ -31,6 +32,7 @@ constexpr TimeNs kNegativeTransfer = -10'000'000;
 struct Node {
   uint32_t rank;   // index in Trace::ranks
   uint32_t kind;   // index in the kinds (activity names)
+  uint32_t row = kNone;        // its GPU activity (a row of the rank's gpu table)
   uint32_t job_group = kNone;  // its communication's process group (Trace::groups)
   TimeNs start, end;
   TimeNs delay = 0;     // measured launch delay
@@ -60,7 +62,9 @@ struct Frame {
 
 // The replay of one step: its step time; |unresolved| counts the nodes that a cycle in
 // the model (members whose clocks disagree) held back, finished on the members started.
-TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
+// |times|, when given, receives each node's replayed start and end.
+TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved,
+              std::vector<std::pair<TimeNs, TimeNs>>* times = nullptr) {
   const size_t n = g.nodes.size();
   std::vector<TimeNs> start(n, 0), end(n, 0);
   std::vector<uint8_t> started(n, 0), ended(n, 0);
@@ -133,6 +137,10 @@ TimeNs Replay(const StepGraph& g, const Frame& f, uint64_t* unresolved) {
       if (group_started[k] < g.groups[k].size()) group_started[k] = static_cast<uint32_t>(g.groups[k].size()), complete_group(k);
     if (!ended[pick]) finish(pick, group_end(pick));
   }
+  if (times) {
+    times->resize(n);
+    for (uint32_t i = 0; i < n; ++i) (*times)[i] = {start[i], std::max(start[i], end[i])};
+  }
   return SaturatingSub(last, g.t0);
 }
 
@@ -161,7 +169,7 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
       const std::string name(r.strings.Get(r.gpu.name[a]));
       auto [kit, new_kind] = kind_of.try_emplace(name, static_cast<uint32_t>(kinds->size()));
       if (new_kind) kinds->push_back(name);
-      Node node{ri, kit->second};
+      Node node{ri, kit->second, a};
       node.start = r.gpu.start[a], node.end = std::max(r.gpu.end[a], r.gpu.start[a]);
       if (const uint32_t c = r.gpu.comm[a]; c != model::kNoIndex && r.comms.group[c] != model::kNoIndex)
         node.job_group = r.groups[r.comms.group[c]].job_group;
@@ -374,7 +382,10 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     out.replayed.push_back(Replay(g, f, &unresolved));
     std::fill(f.delay.begin(), f.delay.end(), 0);
     out.no_delay.push_back(Replay(g, f, &unresolved));
-    out.ideal.push_back(Replay(g, ideal_frame(g), &unresolved));
+    std::vector<std::pair<TimeNs, TimeNs>> times;
+    out.ideal.push_back(Replay(g, ideal_frame(g), &unresolved, options.timeline ? &times : nullptr));
+    for (size_t i = 0; i < times.size(); ++i)
+      out.ideal_timeline.push_back({g.nodes[i].rank, g.nodes[i].row, times[i].first, times[i].second});
     out.nodes += g.nodes.size();
     out.groups += g.groups.size();
     const double m = static_cast<double>(g.measured);
@@ -494,6 +505,42 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   }
   out.unresolved = unresolved;
   out.done = true;
+  return out;
+}
+
+model::Trace IdealTimeline(const model::Trace& trace, const WhatIfAnalysis& w) {
+  model::Trace out;
+  out.world_size = trace.world_size;
+  std::vector<std::vector<const WhatIfAnalysis::Placed*>> placed(trace.ranks.size());
+  for (const auto& p : w.ideal_timeline) placed[p.rank].push_back(&p);
+  const std::set<int64_t> replayed(w.steps.begin(), w.steps.end());
+  for (size_t ri = 0; ri < trace.ranks.size(); ++ri) {
+    const model::RankTrace& r = trace.ranks[ri];
+    model::RankTrace x;
+    x.rank = r.rank, x.world_size = r.world_size, x.format = r.format, x.backend = r.backend;
+    x.hostname = "ideal replay";
+    x.devices = r.devices;
+    std::stable_sort(placed[ri].begin(), placed[ri].end(), [](auto* a, auto* b) { return a->start < b->start; });
+    for (const auto* p : placed[ri]) {
+      const uint32_t row = p->row;
+      const uint32_t i = x.gpu.Append(p->start, p->end, x.strings.Intern(r.strings.Get(r.gpu.name[row])), r.gpu.device[row],
+                                      r.gpu.stream[row], r.gpu.correlation[row], r.gpu.kind[row]);
+      x.gpu.cls[i] = r.gpu.cls[row], x.gpu.copy[i] = r.gpu.copy[row], x.gpu.bytes[i] = r.gpu.bytes[row];
+    }
+    // Each replayed step: from its measured start to the last of its activities' ideal ends.
+    for (const model::ProfilerStep& st : r.steps) {
+      if (!replayed.count(st.number)) continue;
+      TimeNs end = st.start;
+      for (const auto* p : placed[ri])
+        if (p->start >= st.start && p->start <= st.end) end = std::max(end, p->end);
+      x.steps.push_back({st.number, st.start, end});
+      // Drawn as a range on a thread of its own ("steps"), as the profiler's own are.
+      x.annotations.Append(st.start, end, x.strings.Intern(fmt::format("ProfilerStep#{}", st.number)), x.strings.Intern(""), 0,
+                           1, -1);
+    }
+    if (!x.steps.empty()) x.threads.push_back({0, 1, "profiler steps (ideal)"});
+    out.ranks.push_back(std::move(x));
+  }
   return out;
 }
 

@@ -73,6 +73,14 @@ struct WhatIfAnalysis {
   uint64_t nodes = 0, groups = 0, cross_stream_edges = 0, unresolved = 0;
   std::vector<WhatIfShare> by_rank, by_stage, by_op, by_group;  // largest first
   std::vector<WhatIfFix> fixes;
+  // With WhatIfOptions::timeline: every replayed activity in the ideal frame, each step
+  // starting where it started in the trace.
+  struct Placed {
+    uint32_t rank;  // index in Trace::ranks
+    uint32_t row;   // its GPU activity
+    model::TimeNs start, end;
+  };
+  std::vector<Placed> ideal_timeline;
 };
 
 struct WhatIfOptions {
@@ -85,7 +93,14 @@ struct WhatIfOptions {
   // most (summed over steps), a replay each: analyze's verdict on a large job replays a few.
   size_t rank_candidates = 0;
   bool attribute_groups = true;
+  bool timeline = false;  // fill WhatIfAnalysis::ideal_timeline
 };
+
+// The ideal replay's timeline as a trace of its own (commlens whatif --perfetto): per rank
+// (its host named "ideal replay"), each replayed GPU activity at its ideal start and end
+// on its stream, and the replayed profiler steps, each from its measured start to its
+// ideal end. Host events, communication ops and counters are not replayed: left out.
+model::Trace IdealTimeline(const model::Trace& trace, const WhatIfAnalysis& w);
 inline constexpr double kAttributed = 1.03;  // S under this: nothing worth attributing
 
 // The mean of step times (0 for none).

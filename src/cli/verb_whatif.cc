@@ -13,6 +13,7 @@
 #include "common/json_writer.h"
 #include "common/output_file.h"
 #include "common/units.h"
+#include "exporters/perfetto/perfetto_writer.h"
 
 namespace commlens::cli {
 
@@ -22,6 +23,7 @@ struct WhatIfArgs {
   JobInputs inputs;
   std::vector<std::string> fixes;
   std::string json_path;
+  std::string perfetto_path;
   bool quiet = false;
   size_t rows = 8;
 };
@@ -98,7 +100,14 @@ int Run(const WhatIfArgs& a) {
   // Past 64 ranks, the 16 whose activities exceed their kinds' ideal most are attributed
   // (a replay each), not every rank.
   if (trace.ranks.size() > 64) options.rank_candidates = 16;
+  options.timeline = !a.perfetto_path.empty();
   const analysis::WhatIfAnalysis w = analysis::WhatIf(trace, job, options);
+  if (w.done && options.timeline) {
+    if (Status s = exporters::WritePerfetto(analysis::IdealTimeline(trace, w), a.perfetto_path, {}); !s.ok()) {
+      std::fprintf(stderr, "commlens whatif: %s\n", s.message().c_str());
+      return kExitFailed;
+    }
+  }
   if (!a.json_path.empty()) {
     const nlohmann::json doc = ToJson(w);
     if (a.json_path == "-") {
@@ -149,7 +158,7 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "whatif", "Replay a job's steps from its traces and say how much faster it would be if a part of it "
                 "(a rank, a pipeline stage, an op kind, a process group) ran at its typical speed.");
   sub->footer(
-      "commlens whatif TRACES [--fix rank=R|stage=S|op=NAME|group=G]... [--json OUT]\n"
+      "commlens whatif TRACES [--fix rank=R|stage=S|op=NAME|group=G]... [--json OUT] [--perfetto IDEAL.json]\n"
       "  Each profiler step becomes a graph of its GPU activities (stream order, the waits\n"
       "  between streams, collectives and messages across ranks) and is replayed: with the\n"
       "  measured durations (the model error: how far the replay is from the measured step),\n"
@@ -158,6 +167,8 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "  with only that part as measured. --fix: the step time predicted with that part at\n"
       "  its typical speed (its extra kernels left out, its launch delays at most the ranks'\n"
       "  median), the rest as measured; JSON also without launch delays.\n"
+      "  --perfetto: the ideal replay as a Perfetto timeline, each step where it started in\n"
+      "  the trace: open it beside `commlens export --perfetto` of the same traces.\n"
       "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay; 2 some inputs\n"
       "  failed; 64 usage error.");
   auto args = std::make_shared<WhatIfArgs>();
@@ -165,6 +176,9 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
   sub->add_option("--fix", args->fixes, "A part at its typical speed: rank=R, stage=S, op=NAME (prefix), group=G")
       ->type_name("PART");
   sub->add_option("--json", args->json_path, "Write the result as JSON (- for stdout)")->type_name("OUT.json");
+  sub->add_option("--perfetto", args->perfetto_path,
+                  "Write the ideal replay as a Perfetto (Chrome trace JSON) timeline, .gz to compress")
+      ->type_name("IDEAL.json");
   sub->add_option("--rows", args->rows, "Rows per attribution table (default 8)");
   sub->add_flag("-q,--quiet", args->quiet, "No text");
   sub->callback([args, exit_code] { *exit_code = Run(*args); });

@@ -87,6 +87,50 @@ TEST(WhatIf, FixingTheSlowRankPredictsTheCleanSteps) {
   EXPECT_EQ(x.by_rank.front().label, "rank 2");
 }
 
+// The ideal replay as a timeline: every replayed activity placed, each step as long as
+// the ideal replay says, and the verb writes it as a Perfetto file.
+TEST(WhatIf, IdealTimelineHoldsTheIdealSteps) {
+  testing::Analyzed a = AnalyzeSample("whatif/ddp-slow-blocks");
+  analysis::WhatIfOptions o;
+  o.timeline = true;
+  const analysis::WhatIfAnalysis x = analysis::WhatIf(a.trace, a.job, o);
+  ASSERT_TRUE(x.done);
+  EXPECT_EQ(x.ideal_timeline.size(), x.nodes);
+  const model::Trace ideal = analysis::IdealTimeline(a.trace, x);
+  ASSERT_EQ(ideal.ranks.size(), a.trace.ranks.size());
+  size_t rows = 0;
+  for (const model::RankTrace& r : ideal.ranks) {
+    rows += r.gpu.size();
+    EXPECT_EQ(r.steps.size(), x.steps.size());
+    for (size_t i = 0; i < r.gpu.size(); ++i) EXPECT_LE(r.gpu.start[i], r.gpu.end[i]);
+  }
+  EXPECT_EQ(rows, x.nodes);
+  // Step k's activities span (from the step's first start) what the ideal replay gives.
+  for (size_t k = 0; k < x.steps.size(); ++k) {
+    model::TimeNs first = INT64_MAX, last = INT64_MIN;
+    for (const auto& p : x.ideal_timeline) {
+      const model::RankTrace& src = a.trace.ranks[p.rank];
+      const model::TimeNs launch = src.gpu.launch[p.row];
+      bool in = false;
+      for (const auto& st : src.steps) in = in || (st.number == x.steps[k] && launch >= st.start && launch <= st.end);
+      if (!in) continue;
+      first = std::min(first, p.start), last = std::max(last, p.end);
+    }
+    EXPECT_LE(last - first, x.ideal[k]) << "step " << x.steps[k];
+    EXPECT_GE(last - first, x.ideal[k] * 9 / 10) << "step " << x.steps[k];
+  }
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "commlens_ideal_test.json";
+  ASSERT_EQ(std::system((std::string(COMMLENS_BIN) + " whatif " + COMMLENS_SOURCE_DIR +
+                         "/examples/traces/whatif/ddp-slow-blocks -q --perfetto " + out.string()).c_str()),
+            0);
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  size_t slices = 0;
+  for (const auto& e : j["traceEvents"]) slices += e["ph"] == "X" && e.value("cat", "") != "user_annotation";
+  EXPECT_EQ(slices, x.nodes);
+  std::filesystem::remove(out);
+}
+
 TEST(WhatIf, VerbWritesJsonThatParsesBack) {
   const std::filesystem::path out = std::filesystem::temp_directory_path() / "commlens_whatif_test.json";
   const std::string cmd = std::string(COMMLENS_BIN) + " whatif " + COMMLENS_SOURCE_DIR +
