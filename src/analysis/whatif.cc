@@ -10,7 +10,9 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "analysis/collectives.h"
 #include "common/saturating.h"
+#include "model/bus_bandwidth.h"
 
 namespace commlens::analysis {
 
@@ -493,6 +495,44 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
         f.duration[n] = x.extra ? 0 : ideal_duration[x.kind];
         f.transfer[n] = x.extra ? 0 : ideal_transfer[x.kind];
         f.delay[n] = x.extra ? 0 : std::min(x.delay, x.typical_delay);
+      }
+      fix.step_time.push_back(Replay(g, f, &unresolved));
+      std::fill(f.delay.begin(), f.delay.end(), 0);
+      fix.no_delay.push_back(Replay(g, f, &unresolved));
+    }
+    fix.mean = static_cast<TimeNs>(MeanStep(fix.step_time));
+    const double measured = MeanStep(out.replayed);
+    fix.gain = measured > 0 ? 1.0 - static_cast<double>(fix.mean) / measured : 0;
+    out.fixes.push_back(std::move(fix));
+  }
+  // The network at the benchmark's speed: each communication activity's transfer what the
+  // curve of its op and group size gives for its bytes (busbw over the op's factor: the
+  // algorithm bandwidth), the rest as measured.
+  if (!options.network.empty()) {
+    WhatIfFix fix{{"network", options.network_label}};
+    auto bench_transfer = [&](const Node& x) -> TimeNs {
+      const model::RankTrace& r = trace.ranks[x.rank];
+      const uint32_t c = x.row == kNone ? kNone : r.gpu.comm[x.row];
+      if (c == kNone || c >= r.comms.size() || r.comms.bytes[c] <= 0 || (r.comms.flags[c] & model::kCommBatched)) return -1;
+      const int n = GroupSizeOf(r, r.comms.group[c]);
+      const BenchCurve* curve = CurveFor(options.network, r.comms.op[c], n);
+      if (!curve) return -1;
+      const double busbw = BusBwAt(*curve, static_cast<double>(r.comms.bytes[c]));
+      const double factor = model::BusBwFactor(r.comms.op[c], n);
+      if (!(busbw > 0) || !(factor > 0)) return -1;
+      return static_cast<TimeNs>(std::llround(static_cast<double>(r.comms.bytes[c]) / (busbw / factor)));  // GB/s = B/ns
+    };
+    for (const StepGraph& g : steps) {
+      Frame f = measured_frame(g);
+      for (size_t n = 0; n < g.nodes.size(); ++n) {
+        if (!g.nodes[n].grouped) continue;
+        const TimeNs t = bench_transfer(g.nodes[n]);
+        if (t < 0) {
+          ++fix.unpriced;
+          continue;
+        }
+        ++fix.priced;
+        f.transfer[n] = t;
       }
       fix.step_time.push_back(Replay(g, f, &unresolved));
       std::fill(f.delay.begin(), f.delay.end(), 0);

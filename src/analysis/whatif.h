@@ -59,6 +59,9 @@ struct WhatIfFix {
   std::vector<model::TimeNs> no_delay;   // the same without launch delays
   model::TimeNs mean = 0;                // of step_time
   double gain = 0;  // 1 - predicted / replayed, means over steps
+  // The network fix: communication activities the benchmark priced (its op and group size
+  // measured, a size known), and those left as measured.
+  uint64_t priced = 0, unpriced = 0;
 };
 
 struct WhatIfAnalysis {
@@ -94,6 +97,10 @@ struct WhatIfOptions {
   size_t rank_candidates = 0;
   bool attribute_groups = true;
   bool timeline = false;  // fill WhatIfAnalysis::ideal_timeline
+  // The network at the speed `commlens bench` measured (--network RUN.json): one more fix,
+  // part {"network", network_label}.
+  std::vector<BenchCurve> network;
+  std::string network_label;
 };
 
 // The ideal replay's timeline as a trace of its own (commlens whatif --perfetto): per rank

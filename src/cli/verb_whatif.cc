@@ -8,6 +8,7 @@
 
 #include "analysis/analyze.h"
 #include "analysis/whatif.h"
+#include "cli/bench_curves.h"
 #include "cli/job_inputs.h"
 #include "cli/verbs.h"
 #include "common/json_writer.h"
@@ -24,6 +25,7 @@ struct WhatIfArgs {
   std::vector<std::string> fixes;
   std::string json_path;
   std::string perfetto_path;
+  std::string network_path;
   bool quiet = false;
   size_t rows = 8;
 };
@@ -54,7 +56,8 @@ nlohmann::json ToJson(const analysis::WhatIfAnalysis& w) {
   nlohmann::json fixes = nlohmann::json::array();
   for (const auto& f : w.fixes)
     fixes.push_back({{"fix", f.part.Label()}, {"step_time_us", us(f.step_time)}, {"no_delay_us", us(f.no_delay)},
-                     {"mean_step_time_us", static_cast<double>(f.mean) / 1000.0}, {"gain", f.gain}});
+                     {"mean_step_time_us", static_cast<double>(f.mean) / 1000.0}, {"gain", f.gain},
+                     {"priced", f.priced}, {"unpriced", f.unpriced}});
   return {{"schema", "commlens.whatif"},
           {"schema_version", 1},
           {"done", w.done},
@@ -87,6 +90,15 @@ int Run(const WhatIfArgs& a) {
       return kExitUsage;
     }
     options.fixes.push_back({kind, f.substr(eq + 1)});
+  }
+  if (!a.network_path.empty()) {
+    Result<std::vector<analysis::BenchCurve>> curves = ReadBenchCurves(a.network_path);
+    if (!curves.ok()) {
+      std::fprintf(stderr, "commlens whatif: --network: %s\n", curves.status().message().c_str());
+      return kExitUsage;
+    }
+    options.network = std::move(curves).value();
+    options.network_label = a.network_path;
   }
   Result<model::Trace> loaded = LoadJob(a.inputs, "whatif", a.quiet);
   if (!loaded.ok()) return kExitFailed;
@@ -142,9 +154,18 @@ int Run(const WhatIfArgs& a) {
                   w.by_rank, a.rows);
       PrintShares("by op kind:", w.by_op, a.rows);
       PrintShares("by process group (its communication):", w.by_group, a.rows);
-      for (const auto& f : w.fixes)
-        fmt::print("\n--fix {}: step time {} instead of {} ({:.1f}% faster)\n", f.part.Label(), FormatDuration(f.mean),
-                   FormatDuration(static_cast<model::TimeNs>(analysis::MeanStep(w.replayed))), 100.0 * f.gain);
+      for (const auto& f : w.fixes) {
+        const bool network = f.part.kind == "network";
+        fmt::print("\n{} {}: step time {} instead of {} ({:.1f}% {})\n", network ? "--network" : "--fix",
+                   network ? f.part.value : f.part.Label(), FormatDuration(f.mean),
+                   FormatDuration(static_cast<model::TimeNs>(analysis::MeanStep(w.replayed))), 100.0 * std::abs(f.gain),
+                   f.gain >= 0 ? "faster" : "slower");
+        if (network)
+          fmt::print("  every communication at the benchmark's bandwidth for its op, group size and bytes: {} of {} "
+                     "activities priced{}\n",
+                     f.priced, f.priced + f.unpriced,
+                     f.unpriced ? " (the rest, without a curve of their op and group size, or batched, as measured)" : "");
+      }
     }
   }
   if (!w.done) return kExitFailed;
@@ -158,7 +179,8 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "whatif", "Replay a job's steps from its traces and say how much faster it would be if a part of it "
                 "(a rank, a pipeline stage, an op kind, a process group) ran at its typical speed.");
   sub->footer(
-      "commlens whatif TRACES [--fix rank=R|stage=S|op=NAME|group=G]... [--json OUT] [--perfetto IDEAL.json]\n"
+      "commlens whatif TRACES [--fix rank=R|stage=S|op=NAME|group=G]... [--network RUN.json]\n"
+      "                [--json OUT] [--perfetto IDEAL.json]\n"
       "  Each profiler step becomes a graph of its GPU activities (stream order, the waits\n"
       "  between streams, collectives and messages across ranks) and is replayed: with the\n"
       "  measured durations (the model error: how far the replay is from the measured step),\n"
@@ -167,6 +189,8 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "  with only that part as measured. --fix: the step time predicted with that part at\n"
       "  its typical speed (its extra kernels left out, its launch delays at most the ranks'\n"
       "  median), the rest as measured; JSON also without launch delays.\n"
+      "  --network: the step time with every communication's transfer at the bandwidth\n"
+      "  `commlens bench --json` measured for its op, group size and bytes.\n"
       "  --perfetto: the ideal replay as a Perfetto timeline, each step where it started in\n"
       "  the trace: open it beside `commlens export --perfetto` of the same traces.\n"
       "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay; 2 some inputs\n"
@@ -176,6 +200,9 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
   sub->add_option("--fix", args->fixes, "A part at its typical speed: rank=R, stage=S, op=NAME (prefix), group=G")
       ->type_name("PART");
   sub->add_option("--json", args->json_path, "Write the result as JSON (- for stdout)")->type_name("OUT.json");
+  sub->add_option("--network", args->network_path,
+                  "The step time with the network at the speed this benchmark run measured (commlens bench --json)")
+      ->type_name("RUN.json");
   sub->add_option("--perfetto", args->perfetto_path,
                   "Write the ideal replay as a Perfetto (Chrome trace JSON) timeline, .gz to compress")
       ->type_name("IDEAL.json");

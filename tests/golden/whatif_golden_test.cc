@@ -131,6 +131,30 @@ TEST(WhatIf, IdealTimelineHoldsTheIdealSteps) {
   std::filesystem::remove(out);
 }
 
+// The network at the speed `commlens bench` measured on 4 x H200 (tests/bench/data):
+// the job that ran with 2 NCCL channels (its all-reduces at 45 GB/s busbw) would be
+// faster; the same job with the default channels (at the benchmark's speed already) not.
+TEST(WhatIf, TheNetworkAtTheBenchmarksSpeed) {
+  const std::string bench = std::string(COMMLENS_SOURCE_DIR) + "/tests/bench/data/h200x4_yardstick.json";
+  for (const char* job : {"diff/ddp-2ch", "diff/ddp-a"}) {
+    SCOPED_TRACE(job);
+    const std::filesystem::path out = std::filesystem::temp_directory_path() / "commlens_whatif_network.json";
+    ASSERT_EQ(std::system((std::string(COMMLENS_BIN) + " whatif " + COMMLENS_SOURCE_DIR + "/examples/traces/" + job +
+                           " -q --network " + bench + " --json " + out.string()).c_str()),
+              0);
+    std::ifstream in(out);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    ASSERT_EQ(j["fixes"].size(), 1u);
+    const nlohmann::json& f = j["fixes"][0];
+    EXPECT_EQ(f["fix"], "network=" + bench);
+    EXPECT_GT(f["priced"].get<uint64_t>(), 0u);
+    EXPECT_EQ(f["unpriced"].get<uint64_t>(), 0u);  // every op is an all-reduce of 4 ranks, the curve's
+    if (std::string(job) == "diff/ddp-2ch") EXPECT_GT(f["gain"].get<double>(), 0.01);
+    else EXPECT_LT(std::abs(f["gain"].get<double>()), 0.01);
+    std::filesystem::remove(out);
+  }
+}
+
 TEST(WhatIf, VerbWritesJsonThatParsesBack) {
   const std::filesystem::path out = std::filesystem::temp_directory_path() / "commlens_whatif_test.json";
   const std::string cmd = std::string(COMMLENS_BIN) + " whatif " + COMMLENS_SOURCE_DIR +
