@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <numeric>
 #include <unordered_map>
 
@@ -42,6 +43,7 @@ struct Node {
   uint32_t deps[2] = {kNone, kNone};
   bool grouped = false;
   bool extra = false;  // beyond the typical count of its kind on a rank in the step
+  bool fix_extra = false;  // beyond its peers' typical count: what fixing its rank takes away
   uint32_t occurrence = 0;     // its rank's k-th activity of its kind in the step (by start)
   TimeNs typical_delay = 0;    // the median launch delay of the k-th of its kind over the ranks
 };
@@ -250,9 +252,37 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
     for (uint32_t i : members) g.node_groups[i].push_back(id), g.nodes[i].grouped = true;
     g.groups.push_back(std::move(members));
   }
-  // Extra work: a rank's activities of a kind beyond the median count of that kind over
-  // the job's ranks in the step (its last ones by start): kernels a slow rank adds (an
-  // extra computation, more layers) have no typical duration but none.
+  // A rank's peers, whose counts and launch delays say what is typical for it when it is
+  // fixed: every rank of the job; in a pipeline, the ranks of its stage (each stage runs and
+  // launches its own pattern: the first the embedding, the last the loss). A stage of one
+  // rank (no data parallelism) is its own peer over the steps: its typical count is its
+  // leanest step's, and fixed, its launch delays stay as measured (capping them at the
+  // other stages' median predicted a pipeline's heavy steps 31% faster than its light
+  // steps ran; at its own median over the steps, 22%).
+  std::vector<int> peer_class(trace.ranks.size(), 0);
+  const Pipeline& pipe = job.cross_rank.pipeline;
+  if (pipe.detected) {
+    std::fill(peer_class.begin(), peer_class.end(), -1);
+    for (const PipelineStage& st : pipe.per_stage)
+      for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
+        if (trace.ranks[ri].rank == st.rank) peer_class[ri] = st.stage;
+    // Ranks outside the pipeline's stages are peers of each other.
+    for (int& c : peer_class)
+      if (c < 0) c = pipe.stages;
+  }
+  std::map<int, uint32_t> class_size;
+  for (int c : peer_class) ++class_size[c];
+  auto own_peer = [&](uint32_t ri) { return class_size[peer_class[ri]] < 2; };
+  const std::vector<int64_t> summarized = job.step_choice.Summarized();
+  auto replayed = [&](const StepGraph& g) {
+    return summarized.empty() || g.number < 0 || std::binary_search(summarized.begin(), summarized.end(), g.number);
+  };
+  // Extra work: a rank's activities of a kind beyond the lower median count of that kind
+  // over the job's ranks in the step (its last ones by start): kernels a slow rank adds (an
+  // extra computation, more layers) have no typical duration but none. Over every rank,
+  // pipeline stages included, as the published method holds each op against the same op
+  // type on every worker: a stage with more layers than the others is a slowdown, and its
+  // extra layers are what fixing it takes away.
   for (StepGraph& g : steps) {
     std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> occurrences;  // (kind, rank) -> nodes
     for (uint32_t i = 0; i < g.nodes.size(); ++i) occurrences[{g.nodes[i].kind, g.nodes[i].rank}].push_back(i);
@@ -271,6 +301,44 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
     for (auto& [key, nodes] : occurrences) {
       std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
       for (uint32_t k = 0; k < nodes.size(); ++k) g.nodes[nodes[k]].occurrence = k;
+    }
+  }
+  // What fixing a rank takes away: its activities beyond its peers' typical count (the
+  // lower median of the stage's ranks), or for a rank that is its own peer beyond its
+  // leanest replayed step's count. Against every rank, a fix of the last stage also took
+  // its loss kernels away, which its light steps run too.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> own_counts;  // (rank, kind) -> per replayed step
+  size_t replayed_steps = 0;
+  for (const StepGraph& g : steps) {
+    if (!replayed(g)) continue;
+    ++replayed_steps;
+    std::map<std::pair<uint32_t, uint32_t>, size_t> c;
+    for (const Node& x : g.nodes)
+      if (own_peer(x.rank)) ++c[{x.rank, x.kind}];
+    for (const auto& [key, n] : c) own_counts[key].push_back(n);
+  }
+  for (auto& [key, v] : own_counts) {
+    v.resize(replayed_steps, 0);  // the steps without it count 0
+    std::sort(v.begin(), v.end());
+  }
+  for (StepGraph& g : steps) {
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> occurrences;  // (kind, rank) -> nodes, by start
+    for (uint32_t i = 0; i < g.nodes.size(); ++i) occurrences[{g.nodes[i].kind, g.nodes[i].rank}].push_back(i);
+    std::map<std::pair<uint32_t, int>, std::vector<size_t>> counts;  // (kind, peer class) -> counts
+    for (const auto& [key, nodes] : occurrences) counts[{key.first, peer_class[key.second]}].push_back(nodes.size());
+    for (auto& [key, nodes] : occurrences) {
+      size_t typical = 0;
+      if (own_peer(key.second)) {
+        const auto& v = own_counts[{key.second, key.first}];
+        typical = v.empty() ? nodes.size() : v.front();
+      } else {
+        std::vector<size_t> c = counts[{key.first, peer_class[key.second]}];
+        c.resize(class_size[peer_class[key.second]], 0);  // the peers without it count 0
+        std::nth_element(c.begin(), c.begin() + (c.size() - 1) / 2, c.end());
+        typical = c[(c.size() - 1) / 2];
+      }
+      std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
+      for (size_t k = typical; k < nodes.size(); ++k) g.nodes[nodes[k]].fix_extra = true;
     }
   }
   // Measured delays and transfers, successors, the step's start and time.
@@ -297,24 +365,29 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
       }
     }
   }
-  // The typical launch delay of each (kind, occurrence): the median over the ranks.
+  // The typical launch delay of each (kind, occurrence): the median over the rank's peers
+  // in the step, or over the replayed steps for a rank that is its own peer.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<TimeNs>> own_delays;  // (rank, kind, occurrence)
+  for (const StepGraph& g : steps)
+    if (replayed(g))
+      for (const Node& x : g.nodes)
+        if (own_peer(x.rank)) own_delays[{x.rank, x.kind, x.occurrence}].push_back(x.delay);
+  for (auto& [key, v] : own_delays) std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
   for (StepGraph& g : steps) {
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<TimeNs>> delays;
-    for (const Node& x : g.nodes) delays[{x.kind, x.occurrence}].push_back(x.delay);
+    std::map<std::tuple<uint32_t, uint32_t, int>, std::vector<TimeNs>> delays;  // (kind, occurrence, peer class)
+    for (const Node& x : g.nodes)
+      if (!own_peer(x.rank)) delays[{x.kind, x.occurrence, peer_class[x.rank]}].push_back(x.delay);
     for (auto& [key, v] : delays) std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
     for (Node& x : g.nodes) {
-      const auto& v = delays[{x.kind, x.occurrence}];
-      x.typical_delay = v[(v.size() - 1) / 2];
+      const auto& v = own_peer(x.rank) ? own_delays[{x.rank, x.kind, x.occurrence}]
+                                       : delays[{x.kind, x.occurrence, peer_class[x.rank]}];
+      x.typical_delay = v.empty() || own_peer(x.rank) ? x.delay : v[(v.size() - 1) / 2];
     }
   }
   std::sort(steps.begin(), steps.end(), [](const StepGraph& a, const StepGraph& b) { return a.number < b.number; });
   // The steps the job's summary covers (an outlier step, a cuFFT plan's first call, stays
   // in the window for the hang finding but not in a step statistic: nor here).
-  const std::vector<int64_t> summarized = job.step_choice.Summarized();
-  if (!summarized.empty())
-    std::erase_if(steps, [&](const StepGraph& g) {
-      return g.number >= 0 && !std::binary_search(summarized.begin(), summarized.end(), g.number);
-    });
+  std::erase_if(steps, [&](const StepGraph& g) { return !replayed(g); });
   return steps;
 }
 
@@ -492,9 +565,9 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
       for (size_t n = 0; n < g.nodes.size(); ++n) {
         const Node& x = g.nodes[n];
         if (!pick(x)) continue;
-        f.duration[n] = x.extra ? 0 : ideal_duration[x.kind];
-        f.transfer[n] = x.extra ? 0 : ideal_transfer[x.kind];
-        f.delay[n] = x.extra ? 0 : std::min(x.delay, x.typical_delay);
+        f.duration[n] = x.fix_extra ? 0 : ideal_duration[x.kind];
+        f.transfer[n] = x.fix_extra ? 0 : ideal_transfer[x.kind];
+        f.delay[n] = x.fix_extra ? 0 : std::min(x.delay, x.typical_delay);
       }
       fix.step_time.push_back(Replay(g, f, &unresolved));
       std::fill(f.delay.begin(), f.delay.end(), 0);

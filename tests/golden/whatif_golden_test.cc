@@ -87,6 +87,32 @@ TEST(WhatIf, FixingTheSlowRankPredictsTheCleanSteps) {
   EXPECT_EQ(x.by_rank.front().label, "rank 2");
 }
 
+// The same for a pipeline: Megatron's batched 1F1B over 4 stages, the last stage with 1.5x
+// the layers in steps 4-7 and 12-15 only. With stage 3 fixed, the heavy steps must take
+// what the light ones measured (within 10%); the light ones barely change.
+TEST(WhatIf, FixingTheHeavyStagePredictsTheLightSteps) {
+  testing::Analyzed a = AnalyzeSample("whatif/pp-heavy-blocks");
+  ASSERT_TRUE(a.job.cross_rank.pipeline.detected);
+  const analysis::WhatIfAnalysis x = WhatIfOn(a, {{"stage", "3"}});
+  ASSERT_TRUE(x.done) << x.why_not;
+  ASSERT_EQ(x.fixes.size(), 1u);
+  std::vector<double> predicted_heavy, measured_light, predicted_light;
+  for (size_t i = 0; i < x.steps.size(); ++i) {
+    if ((x.steps[i] / 4) % 2 == 1) {
+      predicted_heavy.push_back(static_cast<double>(x.fixes[0].step_time[i]));
+    } else {
+      measured_light.push_back(static_cast<double>(x.measured[i]));
+      predicted_light.push_back(static_cast<double>(x.fixes[0].step_time[i]));
+    }
+  }
+  ASSERT_GE(predicted_heavy.size(), 6u);
+  ASSERT_GE(measured_light.size(), 5u);
+  EXPECT_NEAR(Median(predicted_heavy) / Median(measured_light), 1.0, 0.10);
+  EXPECT_NEAR(Median(predicted_light) / Median(measured_light), 1.0, 0.05);
+  ASSERT_FALSE(x.by_stage.empty());
+  EXPECT_EQ(x.by_stage.front().label, "stage 3");
+}
+
 // The ideal replay as a timeline: every replayed activity placed, each step as long as
 // the ideal replay says, and the verb writes it as a Perfetto file.
 TEST(WhatIf, IdealTimelineHoldsTheIdealSteps) {
