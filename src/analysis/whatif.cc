@@ -33,11 +33,11 @@ constexpr TimeNs kLongWait = 1'000'000;
 constexpr TimeNs kNegativeTransfer = -10'000'000;
 
 struct Node {
-  uint32_t rank;   // index in Trace::ranks
-  uint32_t kind;   // index in the kinds (activity names)
+  uint32_t rank = 0;  // index in Trace::ranks
+  uint32_t kind = 0;  // index in the kinds (activity names)
   uint32_t row = kNone;        // its GPU activity (a row of the rank's gpu table)
   uint32_t job_group = kNone;  // its communication's process group (Trace::groups)
-  TimeNs start, end;
+  TimeNs start = 0, end = 0;
   TimeNs delay = 0;     // measured launch delay
   TimeNs transfer = 0;  // group nodes: end - the latest start of their groups' members
   uint32_t deps[2] = {kNone, kNone};
@@ -173,7 +173,8 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
       const std::string name(r.strings.Get(r.gpu.name[a]));
       auto [kit, new_kind] = kind_of.try_emplace(name, static_cast<uint32_t>(kinds->size()));
       if (new_kind) kinds->push_back(name);
-      Node node{ri, kit->second, a};
+      Node node;
+      node.rank = ri, node.kind = kit->second, node.row = a;
       node.start = r.gpu.start[a], node.end = std::max(r.gpu.end[a], r.gpu.start[a]);
       if (const uint32_t c = r.gpu.comm[a]; c != model::kNoIndex && r.comms.group[c] != model::kNoIndex)
         node.job_group = r.groups[r.comms.group[c]].job_group;
@@ -502,7 +503,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   };
   // The ideal with |pick|'s nodes measured: T_g / T_id, mean and per step.
   auto share = [&](const std::string& label, const WhatIfPart& part, const Pick& pick) {
-    WhatIfShare s{label, part};
+    WhatIfShare s{label, part, 0, {}};
     std::vector<TimeNs> times;
     for (size_t i = 0; i < steps.size(); ++i) {
       const StepGraph& g = steps[i];
@@ -558,7 +559,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   // does what its peers do; its launch delays no longer than the ranks' median for the
   // same activity), the rest as measured; and the same without launch delays.
   for (const WhatIfPart& part : fixes) {
-    WhatIfFix fix{part};
+    WhatIfFix fix{part, {}, {}};
     const Pick pick = pick_of(part);
     for (const StepGraph& g : steps) {
       Frame f = measured_frame(g);
@@ -582,7 +583,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   // curve of its op and group size gives for its bytes (busbw over the op's factor: the
   // algorithm bandwidth), the rest as measured.
   if (!options.network.empty()) {
-    WhatIfFix fix{{"network", options.network_label}};
+    WhatIfFix fix{{"network", options.network_label}, {}, {}};
     auto bench_transfer = [&](const Node& x) -> TimeNs {
       const model::RankTrace& r = trace.ranks[x.rank];
       const uint32_t c = x.row == kNone ? kNone : r.gpu.comm[x.row];
