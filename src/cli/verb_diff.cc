@@ -39,6 +39,7 @@ std::optional<Run> LoadRun(const DiffArgs& a, const std::string& path, const cha
   JobInputs in = a.inputs;
   in.paths = {path};
   in.steps.clear();
+  in.load.drop_host_events = true;  // as analyze: the analyses and the replay read none
   Result<model::Trace> loaded = LoadJob(in, "diff", a.quiet);
   if (!loaded.ok()) {
     fmt::print(stderr, "commlens diff: run {} ({}) could not be loaded\n", which, path);

@@ -100,7 +100,9 @@ int Run(const WhatIfArgs& a) {
     options.network = std::move(curves).value();
     options.network_label = a.network_path;
   }
-  Result<model::Trace> loaded = LoadJob(a.inputs, "whatif", a.quiet);
+  JobInputs inputs = a.inputs;
+  inputs.load.drop_host_events = true;  // as analyze: the replay reads GPU activities and annotations only
+  Result<model::Trace> loaded = LoadJob(inputs, "whatif", a.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
   analysis::AnalyzeOptions analyze;
