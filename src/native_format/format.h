@@ -28,9 +28,10 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 3;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+inline constexpr uint16_t kVersionMinor = 4;  // 1.1: sampler records (11-14), ProcessRecord.writer;
                                               // 1.2: OpDetail records (15), kOpFlagSymmetric;
-                                              // 1.3: MarkRecord.last_progress_ns
+                                              // 1.3: MarkRecord.last_progress_ns;
+                                              // 1.4: the CUPTI tracer's records (16-19)
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -72,6 +73,11 @@ enum class RecordType : uint16_t {
   kSamplerStats = 14,    // SamplerStatsRecord, the sampler's cumulative counters; the last counts
   // 1.2: what profiler ABI v7 adds to an op (written only when there is something)
   kOpDetail = 15,  // OpDetailRecord, after its op's OpRecord
+  // 1.4: what the CUPTI tracer writes into the rank's file (recorder/cupti_tracer)
+  kGpuActivity = 16,  // GpuActivityRecord: a kernel, memcpy, memset or synchronization
+  kCudaApi = 17,      // CudaApiRecord: a CUDA runtime or driver call (the launches)
+  kRange = 18,        // RangeRecord: an NVTX range or mark, of any domain
+  kTracer = 19,       // TracerRecord: the tracer's state and counters; the last one counts
 };
 
 // Event kinds, numbered as the bit positions of NCCL's event type mask
@@ -278,6 +284,74 @@ struct EndRecord {
 };
 static_assert(sizeof(EndRecord) == 16);
 
+// --- CUPTI tracer records (1.4) ----------------------------------------------------
+//
+// The GPU's activity as CUPTI's activity API reports it, in the rank's own file beside
+// the plugin's records. Every time is CLOCK_REALTIME ns, as the file's other host times
+// (the tracer has CUPTI stamp its records on that clock). Records arrive in CUPTI's
+// buffer order, not sorted; a GPU activity and the API call that launched it share a
+// correlation id.
+
+enum class GpuActivityKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2, kSync = 3 };
+
+// Copy directions, numbered as model::CopyKind.
+enum class CopyKindCode : uint8_t { kNone = 0, kHtoD = 1, kDtoH = 2, kDtoD = 3, kHtoH = 4, kPtoP = 5, kUnknown = 6 };
+
+struct GpuActivityRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint64_t correlation;  // the launching API call's (CudaApiRecord), 0 if none
+  int64_t bytes;         // memcpy / memset bytes; -1 for kernels and syncs
+  uint32_t name;         // string id: the kernel's name; "Memcpy HtoD", "Memset", a sync's kind
+  uint32_t stream;       // CUPTI's stream id (unique in the context)
+  int32_t device;
+  uint32_t context;
+  uint8_t kind;       // GpuActivityKind
+  uint8_t copy_kind;  // CopyKindCode (memcpy)
+  uint16_t reserved;
+  uint32_t reserved2;
+};
+static_assert(sizeof(GpuActivityRecord) == 56);
+
+enum class CudaApiKind : uint8_t { kRuntime = 0, kDriver = 1 };
+
+struct CudaApiRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint64_t correlation;
+  uint32_t name;  // string id: "cudaLaunchKernel", "cuLaunchKernelEx", ...
+  int32_t tid;    // the calling thread (Linux thread id)
+  uint8_t kind;   // CudaApiKind
+  uint8_t reserved[7];
+};
+static_assert(sizeof(CudaApiRecord) == 40);
+
+inline constexpr uint8_t kRangeFlagMark = 1;  // an instant (start == end)
+
+struct RangeRecord {
+  int64_t start_ns;
+  int64_t end_ns;
+  uint32_t name;    // string id: the range's message
+  uint32_t domain;  // string id of the NVTX domain; 0 for the default domain
+  int32_t tid;      // the thread that pushed or started it
+  uint8_t flags;    // kRangeFlag*
+  uint8_t reserved[3];
+};
+static_assert(sizeof(RangeRecord) == 32);
+
+// What the tracer did: it runs (kTracing), or stepped aside because another CUPTI client
+// (the PyTorch profiler, Nsight Systems) holds CUPTI, or CUPTI could not start.
+enum class TracerState : uint32_t { kTracing = 1, kSteppedAside = 2, kFailed = 3 };
+
+struct TracerRecord {
+  int64_t time_ns;
+  uint32_t state;   // TracerState
+  uint32_t reason;  // string id: why it stepped aside or failed; 0 when tracing
+  uint64_t records;  // activity records written so far
+  uint64_t dropped;  // records CUPTI dropped (its buffers full) so far
+};
+static_assert(sizeof(TracerRecord) == 32);
+
 // --- Sampler records (1.1) ---------------------------------------------------------
 //
 // A sampler file holds a ProcessRecord (writer = kSampler, global_rank -1), String
@@ -382,6 +456,10 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kSamplerEvent: return sizeof(SamplerEventRecord);
     case RecordType::kSamplerStats: return sizeof(SamplerStatsRecord);
     case RecordType::kOpDetail: return sizeof(OpDetailRecord);
+    case RecordType::kGpuActivity: return sizeof(GpuActivityRecord);
+    case RecordType::kCudaApi: return sizeof(CudaApiRecord);
+    case RecordType::kRange: return sizeof(RangeRecord);
+    case RecordType::kTracer: return sizeof(TracerRecord);
   }
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/file.h"
+#include "importers/native/cupti_records.h"
 #include "importers/native/gpu_clock.h"
 #include "importers/native/sampler_records.h"
 #include "native_format/format.h"
@@ -49,6 +50,7 @@ struct Decoded {
   int64_t alive_until = INT64_MIN;  // latest mark or end record time
   importers::native::GpuClock clock;
   importers::native::SamplerRecords sampler;  // counters, when the sampler wrote the file
+  importers::native::CuptiRecords cupti;      // GPU activities, CUDA calls, NVTX ranges (1.4)
 };
 
 std::string Hex(uint64_t v) {
@@ -137,6 +139,12 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
     case nf::RecordType::kSamplerEvent:
     case nf::RecordType::kSamplerStats:
       d->sampler.Decode(r, stats);
+      return;
+    case nf::RecordType::kGpuActivity:
+    case nf::RecordType::kCudaApi:
+    case nf::RecordType::kRange:
+    case nf::RecordType::kTracer:
+      d->cupti.Decode(r, stats);
       return;
   }
   // A type from a later minor version: skipped by design.
@@ -414,6 +422,7 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
   FillOps(d, group_of, seq_reliable, &t);
   FillHostAndCounters(d, &t);
   d.sampler.Fill([&](uint32_t id) { return StringOf(d, id); }, &t);
+  d.cupti.Fill([&](uint32_t id) { return StringOf(d, id); }, d.process.pid, &t);
   FillStatsAndNotes(d, &t);
   return t;
 }

@@ -1,0 +1,123 @@
+#include "importers/native/cupti_records.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace commlens::importers::native {
+
+namespace {
+
+namespace nf = native_format;
+using model::ImportIssue;
+
+// Times a record may hold: within the model's range and not reversed. Else counted.
+bool Checked(int64_t start, int64_t end, uint64_t offset, const char* what, model::ImportStats* stats) {
+  if (!model::TimeInRange(start) || !model::TimeInRange(end)) {
+    stats->Count(ImportIssue::kBadRecord, offset, std::string(what) + " time beyond +-2^62 ns");
+    return false;
+  }
+  if (end < start) {
+    stats->Count(ImportIssue::kNegativeDuration, offset, std::string(what) + " ends before it starts");
+    return false;
+  }
+  return true;
+}
+
+// The rows of |v| in start order (CUPTI hands buffers over in completion order).
+template <typename Pair>
+std::vector<size_t> ByStart(const std::vector<Pair>& v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a].first.start_ns < v[b].first.start_ns; });
+  return order;
+}
+
+model::ActivityKind KindOf(uint8_t k) {
+  switch (static_cast<nf::GpuActivityKind>(k)) {
+    case nf::GpuActivityKind::kMemcpy: return model::ActivityKind::kMemcpy;
+    case nf::GpuActivityKind::kMemset: return model::ActivityKind::kMemset;
+    case nf::GpuActivityKind::kSync: return model::ActivityKind::kSync;
+    default: return model::ActivityKind::kKernel;
+  }
+}
+
+}  // namespace
+
+bool CuptiRecords::IsCuptiRecord(uint16_t type) {
+  return type >= static_cast<uint16_t>(nf::RecordType::kGpuActivity) &&
+         type <= static_cast<uint16_t>(nf::RecordType::kTracer);
+}
+
+void CuptiRecords::Decode(const nf::RecordView& r, model::ImportStats* stats) {
+  auto bad = [&](const char* what) { stats->Count(ImportIssue::kBadRecord, r.offset, what); };
+  switch (static_cast<nf::RecordType>(r.type)) {
+    case nf::RecordType::kGpuActivity: {
+      nf::GpuActivityRecord g;
+      if (!nf::DecodePayload(r, &g)) return bad("short GPU activity record");
+      if (g.kind > static_cast<uint8_t>(nf::GpuActivityKind::kSync)) return bad("GPU activity of an unknown kind");
+      if (Checked(g.start_ns, g.end_ns, r.offset, "GPU activity", stats)) gpu_.emplace_back(g, r.offset);
+      return;
+    }
+    case nf::RecordType::kCudaApi: {
+      nf::CudaApiRecord a;
+      if (!nf::DecodePayload(r, &a)) return bad("short CUDA API record");
+      if (Checked(a.start_ns, a.end_ns, r.offset, "CUDA API call", stats)) api_.emplace_back(a, r.offset);
+      return;
+    }
+    case nf::RecordType::kRange: {
+      nf::RangeRecord x;
+      if (!nf::DecodePayload(r, &x)) return bad("short range record");
+      if (Checked(x.start_ns, x.end_ns, r.offset, "NVTX range", stats)) ranges_.emplace_back(x, r.offset);
+      return;
+    }
+    case nf::RecordType::kTracer: {
+      nf::TracerRecord t;
+      if (!nf::DecodePayload(r, &t)) return bad("short tracer record");
+      tracer_ = t;
+      return;
+    }
+    default: return;
+  }
+}
+
+void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text, int32_t pid, model::RankTrace* t) const {
+  model::GpuActivities& g = t->gpu;
+  g.Reserve(g.size() + gpu_.size());
+  for (size_t i : ByStart(gpu_)) {
+    const nf::GpuActivityRecord& a = gpu_[i].first;
+    std::string name = text(a.name);
+    if (name.empty()) name = a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kKernel) ? "(unnamed kernel)" : "(unnamed)";
+    const uint32_t row = g.Append(a.start_ns, a.end_ns, t->strings.Intern(name), a.device, static_cast<int32_t>(a.stream),
+                                  static_cast<int64_t>(a.correlation & INT64_MAX), KindOf(a.kind));
+    if (a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kMemcpy))
+      g.copy[row] = a.copy_kind <= static_cast<uint8_t>(nf::CopyKindCode::kUnknown) ? static_cast<model::CopyKind>(a.copy_kind)
+                                                                                   : model::CopyKind::kUnknown;
+    if (a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kMemcpy) || a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kMemset))
+      g.bytes[row] = a.bytes >= 0 ? a.bytes : -1;
+  }
+  for (size_t i : ByStart(api_)) {
+    const nf::CudaApiRecord& a = api_[i].first;
+    t->host.Append(a.start_ns, a.end_ns, t->strings.Intern(text(a.name)), pid, a.tid,
+                   static_cast<int64_t>(a.correlation & INT64_MAX),
+                   a.kind == static_cast<uint8_t>(nf::CudaApiKind::kDriver) ? model::HostKind::kDriver
+                                                                            : model::HostKind::kRuntime);
+  }
+  for (size_t i : ByStart(ranges_)) {
+    const nf::RangeRecord& x = ranges_[i].first;
+    t->annotations.Append(x.start_ns, x.end_ns, t->strings.Intern(text(x.name)), t->strings.Intern(text(x.domain)), pid,
+                          x.tid, -1);
+  }
+  if (tracer_) {
+    const nf::TracerRecord& s = *tracer_;
+    if (s.state == static_cast<uint32_t>(nf::TracerState::kSteppedAside))
+      t->notes.push_back("the CUPTI tracer stepped aside (" + text(s.reason) +
+                         "): no kernels, copies or NVTX ranges were recorded, NCCL's operations were");
+    else if (s.state == static_cast<uint32_t>(nf::TracerState::kFailed))
+      t->notes.push_back("the CUPTI tracer could not start (" + text(s.reason) + "): NCCL's operations were recorded alone");
+    if (s.dropped > 0)
+      t->stats.Count(ImportIssue::kDroppedByRecorder, 0, "CUPTI's activity buffers were full: GPU activities lost",
+                     s.dropped);
+  }
+}
+
+}  // namespace commlens::importers::native

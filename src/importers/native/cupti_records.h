@@ -1,0 +1,42 @@
+// The CUPTI tracer's records of a native trace (format 1.4: GpuActivity, CudaApi, Range,
+// Tracer; docs/formats.md) into the trace model, as the Kineto and Nsight readers fill it:
+// GPU activities (kernels, copies, sets, syncs) with their streams and correlation ids,
+// the CUDA runtime and driver calls that launched them (the link_launches pass joins the
+// two), and NVTX ranges and marks of every domain as annotations. The tracer's last state
+// becomes a note (it stepped aside for another CUPTI client; records CUPTI dropped).
+//
+// Checks: a record whose end comes before its start, or whose times fall outside
+// +-2^62 ns, is counted (negative_duration, bad_record) and left out; the rest of the
+// file still loads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/trace.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
+
+namespace commlens::importers::native {
+
+class CuptiRecords {
+ public:
+  static bool IsCuptiRecord(uint16_t type);
+  // Decodes one tracer record; a short one is counted in |stats| and skipped.
+  void Decode(const native_format::RecordView& r, model::ImportStats* stats);
+  bool empty() const { return gpu_.empty() && api_.empty() && ranges_.empty() && !tracer_; }
+  // Appends the rows to |t| (GPU activities and annotations sorted by start; CUDA calls
+  // as host events of process |pid|), and the tracer's notes.
+  void Fill(const std::function<std::string(uint32_t)>& text, int32_t pid, model::RankTrace* t) const;
+
+ private:
+  std::vector<std::pair<native_format::GpuActivityRecord, uint64_t>> gpu_;  // record, file offset
+  std::vector<std::pair<native_format::CudaApiRecord, uint64_t>> api_;
+  std::vector<std::pair<native_format::RangeRecord, uint64_t>> ranges_;
+  std::optional<native_format::TracerRecord> tracer_;  // the last one: its counters are cumulative
+};
+
+}  // namespace commlens::importers::native

@@ -1,0 +1,202 @@
+// The CUPTI tracer's records (format 1.4) read back: GPU activities with their streams,
+// copies and sizes; the CUDA calls that launched them, joined by correlation id
+// (passes::FinishRank, as the loader runs it); NVTX ranges of every domain; the tracer's
+// state as notes; damaged records counted while the rest loads; a file cut anywhere read
+// up to its last whole record.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "importers/native/native_importer.h"
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
+#include "passes/finish.h"
+
+namespace commlens::importers {
+namespace {
+
+namespace nf = native_format;
+using model::ImportIssue;
+
+class CuptiFile {
+ public:
+  CuptiFile() {
+    w_.AppendFileHeader();
+    nf::ProcessRecord p{};
+    p.pid = 4242;
+    p.global_rank = 1;
+    p.world_size = 2;
+    p.hostname = Str("node3");
+    p.plugin_version = Str("commlens test");
+    p.abi_version = 6;
+    w_.Append(nf::RecordType::kProcess, p);
+  }
+  uint32_t Str(const std::string& s) {
+    w_.AppendString(next_, s);
+    return next_++;
+  }
+  void Gpu(nf::GpuActivityKind kind, const std::string& name, int64_t start, int64_t end, uint64_t corr, uint32_t stream,
+           int64_t bytes = -1, nf::CopyKindCode copy = nf::CopyKindCode::kNone) {
+    nf::GpuActivityRecord a{};
+    a.kind = static_cast<uint8_t>(kind);
+    a.name = Str(name);
+    a.start_ns = start, a.end_ns = end, a.correlation = corr, a.stream = stream, a.device = 0;
+    a.bytes = bytes, a.copy_kind = static_cast<uint8_t>(copy);
+    w_.Append(nf::RecordType::kGpuActivity, a);
+  }
+  void Api(const std::string& name, int64_t start, int64_t end, uint64_t corr, nf::CudaApiKind kind = nf::CudaApiKind::kRuntime) {
+    nf::CudaApiRecord a{};
+    a.name = Str(name), a.start_ns = start, a.end_ns = end, a.correlation = corr, a.tid = 77;
+    a.kind = static_cast<uint8_t>(kind);
+    w_.Append(nf::RecordType::kCudaApi, a);
+  }
+  void Range(const std::string& name, const std::string& domain, int64_t start, int64_t end) {
+    nf::RangeRecord r{};
+    r.name = Str(name), r.domain = domain.empty() ? 0 : Str(domain), r.start_ns = start, r.end_ns = end, r.tid = 77;
+    r.flags = start == end ? nf::kRangeFlagMark : 0;
+    w_.Append(nf::RecordType::kRange, r);
+  }
+  void Tracer(nf::TracerState state, const std::string& reason, uint64_t records, uint64_t dropped) {
+    nf::TracerRecord t{};
+    t.state = static_cast<uint32_t>(state), t.reason = reason.empty() ? 0 : Str(reason), t.records = records;
+    t.dropped = dropped;
+    w_.Append(nf::RecordType::kTracer, t);
+  }
+  void End() {
+    nf::EndRecord e{};
+    w_.Append(nf::RecordType::kEnd, e);
+  }
+  const std::vector<uint8_t>& bytes() const { return w_.bytes(); }
+
+ private:
+  nf::RecordWriter w_;
+  uint32_t next_ = 1;
+};
+
+std::string Save(const std::vector<uint8_t>& bytes, const std::string& name) {
+  auto dir = std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output" / "cupti_records";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+model::RankTrace Load(const std::vector<uint8_t>& bytes, const std::string& name) {
+  auto t = ImportNativeTrace(Save(bytes, name));
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok()) return {};
+  model::RankTrace r = std::move(t).value();
+  passes::FinishRank(&r);
+  return r;
+}
+
+// One step of a small job as the tracer records it: buffers arrive out of order.
+CuptiFile Step() {
+  CuptiFile f;
+  f.Range("ProfilerStep#3", "", 1'000, 90'000);
+  f.Range("forward", "megatron", 2'000, 40'000);
+  f.Range("checkpoint", "", 45'000, 45'000);
+  f.Api("cudaMemcpyAsync", 2'100, 2'600, 11);
+  f.Api("cudaLaunchKernel", 3'000, 3'400, 12);
+  f.Api("cuLaunchKernelEx", 5'000, 5'300, 13, nf::CudaApiKind::kDriver);
+  f.Api("cudaMemsetAsync", 5'400, 5'500, 14);
+  f.Api("cudaStreamSynchronize", 29'000, 30'200, 15);
+  // The GPU's side, the second kernel's buffer first.
+  f.Gpu(nf::GpuActivityKind::kKernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 9'000,
+        30'000, 13, 14);
+  f.Gpu(nf::GpuActivityKind::kMemcpy, "Memcpy HtoD", 2'800, 4'000, 11, 7, 1 << 20, nf::CopyKindCode::kHtoD);
+  f.Gpu(nf::GpuActivityKind::kKernel, "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", 4'000, 8'000, 12, 7);
+  f.Gpu(nf::GpuActivityKind::kMemset, "Memset", 8'100, 8'300, 14, 7, 4096);
+  f.Gpu(nf::GpuActivityKind::kSync, "Stream Synchronize", 30'000, 30'100, 15, 7);
+  f.Tracer(nf::TracerState::kTracing, "", 8, 0);
+  return f;
+}
+
+TEST(CuptiRecords, ActivitiesCallsAndRangesBecomeTheModel) {
+  CuptiFile f = Step();
+  f.End();
+  model::RankTrace t = Load(f.bytes(), "step.cltrace");
+  ASSERT_EQ(t.gpu.size(), 5u);
+  // In start order, each with its stream, kind, copy and size.
+  EXPECT_EQ(t.strings.Get(t.gpu.name[0]), "Memcpy HtoD");
+  EXPECT_EQ(t.gpu.kind[0], model::ActivityKind::kMemcpy);
+  EXPECT_EQ(t.gpu.copy[0], model::CopyKind::kHtoD);
+  EXPECT_EQ(t.gpu.bytes[0], 1 << 20);
+  EXPECT_EQ(t.gpu.kind[2], model::ActivityKind::kMemset);
+  EXPECT_EQ(t.gpu.bytes[2], 4096);
+  EXPECT_EQ(t.gpu.stream[3], 14);
+  EXPECT_EQ(t.gpu.kind[4], model::ActivityKind::kSync);
+  // Classified as Kineto's are: the GEMM compute, NCCL's kernel communication.
+  EXPECT_EQ(t.gpu.cls[1], model::ActivityClass::kCompute);
+  EXPECT_EQ(t.gpu.cls[3], model::ActivityClass::kCommunication);
+  // The launches joined by correlation id: each activity knows when its call began.
+  EXPECT_EQ(t.gpu.launch[0], 2'100);
+  EXPECT_EQ(t.gpu.launch[1], 3'000);
+  EXPECT_EQ(t.gpu.launch[3], 5'000);
+  EXPECT_EQ(t.stats.count(ImportIssue::kUnmatchedCorrelation), 0u);
+  // The calls are runtime and driver calls of the process's thread.
+  ASSERT_EQ(t.host.size(), 5u);
+  EXPECT_EQ(t.host.kind[2], model::HostKind::kDriver);
+  EXPECT_EQ(t.host.tid[0], 77);
+  EXPECT_EQ(t.host.pid[0], 4242);
+  // NVTX ranges with their domains; the profiler step range gives the step.
+  ASSERT_EQ(t.annotations.size(), 3u);
+  EXPECT_EQ(t.strings.Get(t.annotations.domain[1]), "megatron");
+  EXPECT_EQ(t.annotations.start[2], t.annotations.end[2]);
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].number, 3);
+  EXPECT_EQ(t.stats.total(), 0u);
+}
+
+TEST(CuptiRecords, TheTracersStateIsSaid) {
+  CuptiFile f;
+  f.Tracer(nf::TracerState::kSteppedAside, "the PyTorch profiler holds CUPTI", 0, 0);
+  f.End();
+  model::RankTrace t = Load(f.bytes(), "aside.cltrace");
+  bool said = false;
+  for (const std::string& n : t.notes) said |= n.find("stepped aside (the PyTorch profiler holds CUPTI)") != std::string::npos;
+  EXPECT_TRUE(said);
+  CuptiFile g = Step();
+  g.Tracer(nf::TracerState::kTracing, "", 9000, 120);  // the last one counts
+  g.End();
+  model::RankTrace u = Load(g.bytes(), "dropped.cltrace");
+  EXPECT_EQ(u.stats.count(ImportIssue::kDroppedByRecorder), 120u);
+}
+
+TEST(CuptiRecords, BadRecordsAreCountedAndTheRestLoads) {
+  CuptiFile f = Step();
+  f.Gpu(nf::GpuActivityKind::kKernel, "reversed", 50'000, 40'000, 0, 7);
+  f.Gpu(nf::GpuActivityKind::kKernel, "far", int64_t{1} << 62, (int64_t{1} << 62) + 5, 0, 7);
+  f.Api("cudaLaunchKernel", 9, 8, 99);
+  f.Range("backwards", "", 10, 5);
+  f.End();
+  model::RankTrace t = Load(f.bytes(), "bad.cltrace");
+  EXPECT_EQ(t.gpu.size(), 5u);
+  EXPECT_EQ(t.host.size(), 5u);
+  EXPECT_EQ(t.annotations.size(), 3u);
+  EXPECT_EQ(t.stats.count(ImportIssue::kNegativeDuration), 3u);
+  EXPECT_EQ(t.stats.count(ImportIssue::kBadRecord), 1u);
+}
+
+TEST(CuptiRecords, ACutFileIsReadToItsLastWholeRecord) {
+  CuptiFile f = Step();
+  f.End();
+  const std::vector<uint8_t>& full = f.bytes();
+  size_t previous = 0;
+  for (size_t cut = 200; cut <= full.size(); ++cut) {
+    std::vector<uint8_t> part(full.begin(), full.begin() + static_cast<long>(cut));
+    auto t = ImportNativeTrace(Save(part, "cut.cltrace"));
+    ASSERT_TRUE(t.ok()) << cut << ": " << t.status().message();
+    const size_t rows = t->gpu.size() + t->host.size() + t->annotations.size();
+    EXPECT_GE(rows, previous) << "cut at " << cut;
+    previous = rows;
+    EXPECT_LE(t->stats.count(ImportIssue::kTruncatedRecord), 1u);
+  }
+  EXPECT_EQ(previous, 13u);
+}
+
+}  // namespace
+}  // namespace commlens::importers
