@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "analysis/arrivals.h"
@@ -27,6 +29,7 @@ constexpr const char* kSections[] = {"step", "breakdown", "collective", "kernel"
 // bandwidth of a step without the collective is not zero, it is absent).
 struct Series {
   std::string section, name;
+  std::string desc;  // a bucket's group's description in this run ("default_pg"), shown beside its members
   DiffUnit unit = DiffUnit::kTime;
   bool dense = true;
   std::vector<double> values;
@@ -38,7 +41,7 @@ class SeriesSet {
   Series& Get(const std::string& section, const std::string& name, DiffUnit unit, bool dense) {
     const std::string key = section + '\n' + name;
     auto [it, added] = index_.emplace(key, list_.size());
-    if (added) list_.push_back({section, name, unit, dense, dense ? std::vector<double>(steps_, 0.0) : std::vector<double>{}});
+    if (added) list_.push_back({section, name, "", unit, dense, dense ? std::vector<double>(steps_, 0.0) : std::vector<double>{}});
     return list_[it->second];
   }
   void Add(const std::string& section, const std::string& name, DiffUnit unit, size_t step, double v) {
@@ -53,9 +56,14 @@ class SeriesSet {
   }
   const std::vector<Series>& list() const { return list_; }
   size_t steps() const { return steps_; }
+  // The sections this run can measure at all: a recording without kernels has no
+  // breakdown or kernels, so a kernel it lacks is unknown there, not zero.
+  void Measures(const std::string& section) { measures_.insert(section); }
+  bool Measured(const std::string& section) const { return measures_.count(section) > 0; }
 
  private:
   size_t steps_;
+  std::set<std::string> measures_;
   std::vector<Series> list_;
   std::unordered_map<std::string, size_t> index_;
 };
@@ -83,30 +91,38 @@ TimeNs OpTime(const model::RankTrace& r, uint32_t i) {
   return r.comms.start[i];
 }
 
+// What a run's slices are cut by: its communication operations in the window, or its GPU
+// activities when it has none; their start times, sorted.
+std::vector<TimeNs> SliceTimes(const model::Trace& trace, const JobAnalysis& job) {
+  std::vector<TimeNs> times;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const model::RankTrace& rt = trace.ranks[r];
+    for (uint32_t i = 0; i < rt.comms.size(); ++i)
+      if (job.ranks[r].ops_in_window[i] && rt.comms.start[i] != model::kNoTime) times.push_back(rt.comms.start[i]);
+  }
+  if (times.empty())
+    for (size_t r = 0; r < trace.ranks.size(); ++r)
+      for (uint32_t row : job.ranks[r].window.rows) times.push_back(trace.ranks[r].gpu.start[row]);
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
 // The samples a run's quantities are measured over: its summarized steps, or for a trace
-// without profiler steps (a recording), slices of its window holding equal numbers of
-// communication operations (of GPU activities when it has none): a recording's window
-// holds start-up and idle stretches beside the steps, and equal-time slices left most
-// of them without the collectives that matter.
+// without profiler steps (a recording), slices of its window each holding |per_slice|
+// operations (the same number in both runs, so a slice of one is as much work as a slice
+// of the other however long each was recorded; a recording's window also holds start-up
+// and idle stretches, and equal-time slices left most of them without collectives).
 class Samples {
  public:
-  Samples(const model::Trace& trace, const JobAnalysis& job, bool by_steps, size_t slices) {
+  Samples(const model::Trace& trace, const JobAnalysis& job, bool by_steps, size_t per_slice) {
     if (by_steps) steps_ = job.SummarizedSteps();
     for (size_t s = 0; s < steps_.size(); ++s) index_[steps_[s]->number] = s;
     if (!steps_.empty()) return;
-    std::vector<TimeNs> times;
-    for (size_t r = 0; r < trace.ranks.size(); ++r) {
-      const model::RankTrace& rt = trace.ranks[r];
-      for (uint32_t i = 0; i < rt.comms.size(); ++i)
-        if (job.ranks[r].ops_in_window[i] && rt.comms.start[i] != model::kNoTime) times.push_back(rt.comms.start[i]);
-    }
-    if (times.empty())
-      for (size_t r = 0; r < trace.ranks.size(); ++r)
-        for (uint32_t row : job.ranks[r].window.rows) times.push_back(trace.ranks[r].gpu.start[row]);
-    std::sort(times.begin(), times.end());
-    if (times.size() < 2 * slices) slices = 1;
-    // Slice k starts at bounds_[k - 1] (the first slice at -inf).
-    for (size_t k = 1; k < slices; ++k) bounds_.push_back(times[k * times.size() / slices]);
+    const std::vector<TimeNs> times = SliceTimes(trace, job);
+    // Slice k starts at bounds_[k - 1] (the first slice at -inf); a last part shorter
+    // than half a slice joins the slice before it.
+    if (per_slice == 0) return;
+    for (size_t k = per_slice; k + per_slice / 2 < times.size(); k += per_slice) bounds_.push_back(times[k]);
   }
   bool over_steps() const { return !steps_.empty(); }
   size_t size() const { return over_steps() ? steps_.size() : bounds_.size() + 1; }
@@ -129,9 +145,10 @@ class Samples {
   std::vector<TimeNs> bounds_;
 };
 
-// A stable name for each job group of |trace|: its description, else its members (a
-// communicator's id differs from run to run); groups with the same members numbered by
-// their first operation.
+// A stable name for each job group of |trace|: its members (a communicator's id differs
+// from run to run, and a recording knows no description: "default_pg" in a Kineto trace
+// is "ranks 0-3" in the recording of the same job), else its description; groups with the
+// same members numbered by their first operation.
 std::unordered_map<std::string, std::string> GroupLabels(const model::Trace& trace) {
   std::vector<TimeNs> first(trace.groups.size(), INT64_MAX);
   for (const model::RankTrace& r : trace.ranks)
@@ -147,12 +164,11 @@ std::unordered_map<std::string, std::string> GroupLabels(const model::Trace& tra
   std::unordered_map<std::string, std::string> out;
   for (uint32_t gi : order) {
     const model::JobGroup& g = trace.groups[gi];
-    std::string base = g.description;
-    if (base.empty()) {
-      std::vector<int> ranks = g.ranks;
-      std::sort(ranks.begin(), ranks.end());
-      base = ranks.empty() ? fmt::format("a group of {}", g.size) : "ranks " + NumberRanges(ranks);
-    }
+    std::vector<int> ranks = g.ranks;
+    std::sort(ranks.begin(), ranks.end());
+    std::string base = !ranks.empty()             ? "ranks " + NumberRanges(ranks)
+                       : !g.description.empty() ? g.description
+                                                : fmt::format("a group of {}", g.size);
     const int k = ++seen[base];
     out[g.name] = k == 1 ? base : fmt::format("{} #{}", base, k);
   }
@@ -160,10 +176,10 @@ std::unordered_map<std::string, std::string> GroupLabels(const model::Trace& tra
 }
 
 // Every quantity the diff compares, per sample (step or slice).
-SeriesSet Extract(const DiffSide& side, bool by_steps, const DiffOptions& options, DiffRun* run) {
+SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun* run) {
   const model::Trace& trace = *side.trace;
   const JobAnalysis& job = *side.job;
-  const Samples samples(trace, job, by_steps, options.slices);
+  const Samples samples(trace, job, by_steps, per_slice);
   const std::vector<const JobStepBreakdown*>& steps = samples.steps();
   run->ranks = trace.ranks.size();
   run->over_steps = samples.over_steps();
@@ -228,10 +244,18 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, const DiffOptions& option
     for (const CollectiveBucket& b : ca.buckets) {
       if (b.count == 0 || b.ranks == 0) continue;
       const std::string name = BucketName(b, labels);
-      const double ranks = b.ranks;
-      set.Add("collective", name + ": kernel time", DiffUnit::kTime, s, static_cast<double>(b.total) / ranks);
-      set.Add("collective", name + ": transfer time", DiffUnit::kTime, s, static_cast<double>(b.transfer) / ranks);
-      if (b.transfer_busbw_gbps > 0) set.Push("collective", name + ": busbw", DiffUnit::kBandwidth, b.transfer_busbw_gbps);
+      // Matched by members; shown with the group's description where the run has one.
+      const double ranks = static_cast<double>(trace.ranks.size());  // the mean rank, as kernels
+      for (const auto& [what, unit, v] : {std::tuple{": kernel time", DiffUnit::kTime, static_cast<double>(b.total) / ranks},
+                                          std::tuple{": transfer time", DiffUnit::kTime, static_cast<double>(b.transfer) / ranks},
+                                          std::tuple{": busbw", DiffUnit::kBandwidth, b.transfer_busbw_gbps}}) {
+        if (unit == DiffUnit::kBandwidth && !(v > 0)) continue;
+        Series& x = unit == DiffUnit::kBandwidth ? set.Get("collective", name + what, unit, false)
+                                                 : set.Get("collective", name + what, unit, true);
+        if (unit == DiffUnit::kBandwidth) x.values.push_back(v);
+        else x.values[s] += v;
+        x.desc = b.group_desc;
+      }
     }
   }
 
@@ -258,7 +282,19 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, const DiffOptions& option
   } else if (!job.cross_rank.stragglers.empty() && job.cross_rank.stragglers.front().consistent) {
     run->straggler = fmt::format("rank {}", job.cross_rank.stragglers.front().rank);
   }
-  (void)options;
+  // What it can measure (SeriesSet::Measured).
+  bool gpu = false, comm = false;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    gpu = gpu || !job.ranks[r].window.rows.empty();
+    for (uint8_t in : job.ranks[r].ops_in_window) comm = comm || in;
+  }
+  if (samples.over_steps()) set.Measures("step");
+  if (gpu) set.Measures("breakdown"), set.Measures("kernel");
+  if (comm) set.Measures("collective"), set.Measures("rank");
+  if (side.whatif && side.whatif->done) set.Measures("whatif");
+  std::set<std::string> formats;
+  for (const model::RankTrace& r : trace.ranks) formats.insert(r.format);
+  for (const std::string& f : formats) run->formats += (run->formats.empty() ? "" : ", ") + f;
   return set;
 }
 
@@ -266,6 +302,12 @@ DiffRow Compare(const Series* a, const Series* b, const DiffOptions& options) {
   const Series& any = a ? *a : *b;
   DiffRow row;
   row.section = any.section, row.name = any.name, row.unit = any.unit;
+  // Shown with the group's description: the runs' own when they differ.
+  row.shown = any.name;
+  const std::string da = a ? a->desc : "", db = b ? b->desc : "";
+  const std::string desc = da == db || db.empty() ? da : da.empty() ? db : "A: " + da + "; B: " + db;
+  if (const size_t colon = any.name.rfind(": "); !desc.empty() && colon != std::string::npos)
+    row.shown = any.name.substr(0, colon) + " (" + desc + ")" + any.name.substr(colon);
   row.in_a = a != nullptr, row.in_b = b != nullptr;
   static const std::vector<double> kNone;
   const std::vector<double>& va = a ? a->values : kNone;
@@ -283,7 +325,9 @@ DiffRow Compare(const Series* a, const Series* b, const DiffOptions& options) {
 }
 
 // A dense series a run lacks: zeros, one per step it covers (it spent no time on it).
-Series Zeros(const Series& like, size_t steps) { return {like.section, like.name, like.unit, true, std::vector<double>(steps, 0.0)}; }
+Series Zeros(const Series& like, size_t steps) {
+  return {like.section, like.name, like.desc, like.unit, true, std::vector<double>(steps, 0.0)};
+}
 
 }  // namespace
 
@@ -300,19 +344,35 @@ std::vector<const DiffRow*> RunDiff::Changes() const {
 
 RunDiff DiffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& options) {
   RunDiff out;
-  // Per step where both runs have steps; else both cut into slices (a step of one and a
-  // slice of the other do not compare).
+  // Per step where both runs have steps; else both cut into slices of as many operations
+  // each (a step of one and a slice of the other do not compare): |options.slices| of the
+  // shorter run.
   const bool by_steps = !a.job->SummarizedSteps().empty() && !b.job->SummarizedSteps().empty();
-  const SeriesSet sa = Extract(a, by_steps, options, &out.a);
-  const SeriesSet sb = Extract(b, by_steps, options, &out.b);
+  size_t per_slice = 0;
+  if (!by_steps) {
+    const size_t na = SliceTimes(*a.trace, *a.job).size(), nb = SliceTimes(*b.trace, *b.job).size();
+    per_slice = options.slices > 0 ? std::min(na, nb) / options.slices : 0;
+  }
+  const SeriesSet sa = Extract(a, by_steps, per_slice, &out.a);
+  const SeriesSet sb = Extract(b, by_steps, per_slice, &out.b);
+  if (out.a.ranks != out.b.ranks)
+    out.warnings.push_back(fmt::format("A has {} ranks, B {}: per-rank means of different jobs are compared", out.a.ranks,
+                                       out.b.ranks));
+  if (out.a.formats != out.b.formats)
+    out.warnings.push_back(fmt::format("A is {}, B {}: only what both record is compared", out.a.formats, out.b.formats));
+  if (!by_steps && (a.job->SummarizedSteps().empty() != b.job->SummarizedSteps().empty()))
+    out.warnings.push_back("one run has profiler steps, the other none: both are compared over slices of equal "
+                           "operation counts, not per step");
   std::vector<DiffRow> rows;
   auto compare = [&](const Series* x, const Series* y) {
-    // A dense quantity one run lacks is zero there, so its change is all of it.
+    // A dense quantity one run lacks, where that run measures its kind, is zero there, so
+    // its change is all of it; where it cannot (a recording's kernels), unknown.
     std::optional<Series> zx, zy;
-    if (!x && y->dense) zx = Zeros(*y, sa.steps()), x = &*zx;
-    if (!y && x->dense) zy = Zeros(*x, sb.steps()), y = &*zy;
+    if (!x && y->dense && sa.Measured(y->section)) zx = Zeros(*y, sa.steps()), x = &*zx;
+    if (!y && x->dense && sb.Measured(x->section)) zy = Zeros(*x, sb.steps()), y = &*zy;
     DiffRow row = Compare(x, y, options);
     row.in_a = !zx && sa.Find(row.section, row.name), row.in_b = !zy && sb.Find(row.section, row.name);
+    row.known_a = x != nullptr, row.known_b = y != nullptr;
     rows.push_back(std::move(row));
   };
   for (const Series& x : sa.list()) compare(&x, sb.Find(x.section, x.name));

@@ -22,9 +22,13 @@ enum class DiffUnit { kTime, kBandwidth, kRatio, kCount };
 
 struct DiffRow {
   std::string section;  // "step", "breakdown", "collective", "kernel", "rank", "whatif"
-  std::string name;     // what is compared ("step time", "compute", "all_reduce 32 MiB-64 MiB in 0 ...: busbw")
+  std::string name;     // what is compared, the key the runs match by ("all_reduce 32 MiB-64 MiB in ranks 0-3: busbw")
+  std::string shown;    // how reports name it: |name| with a bucket's group described ("... in ranks 0-3 (default_pg): busbw")
   DiffUnit unit = DiffUnit::kTime;  // kTime in ns per step (mean rank), kBandwidth in GB/s
   bool in_a = false, in_b = false;  // the run has it at all
+  // Its value is known: it has it, or it measures its kind and so ran none (0). A
+  // recording's kernels are unknown, not zero.
+  bool known_a = false, known_b = false;
   size_t steps_a = 0, steps_b = 0;  // steps with a value
   double a = 0, b = 0;              // means over those steps (0 where the run lacks it)
   double change = 0;                // b - a
@@ -43,10 +47,12 @@ struct DiffRun {
   std::string straggler;          // the verdict's part to fix first, or the top straggler; "" for none
   double straggler_gain = 0;      // its predicted gain (replay), 0 when from lateness
   std::vector<double> step_times; // ns, per summarized step
+  std::string formats;            // its ranks' formats ("kineto", "native, kineto")
 };
 
 struct RunDiff {
   DiffRun a, b;
+  std::vector<std::string> warnings;  // what makes the two runs compare less well (rank counts, formats)
   std::vector<DiffRow> rows;  // by section (step, breakdown, collective, kernel, rank, whatif), largest change first within
   // The rows beyond noise, largest |step_cost| first, then the others by |relative|.
   std::vector<const DiffRow*> Changes() const;
@@ -57,7 +63,7 @@ struct DiffOptions {
   double level = 0.95;       // of the bootstrap interval
   size_t kernels = 15;       // kernels compared: the longest in either run
   size_t ranks = 64;         // ranks compared: those whose waiting changed most
-  size_t slices = 16;        // a trace without profiler steps: its window cut into this many samples
+  size_t slices = 16;        // runs without profiler steps: the shorter cut into this many slices
 };
 
 struct DiffSide {

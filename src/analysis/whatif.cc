@@ -45,7 +45,7 @@ struct Node {
   bool extra = false;  // beyond the typical count of its kind on a rank in the step
   bool fix_extra = false;  // beyond its peers' typical count: what fixing its rank takes away
   uint32_t occurrence = 0;     // its rank's k-th activity of its kind in the step (by start)
-  TimeNs typical_delay = 0;    // the median launch delay of the k-th of its kind over the ranks
+  TimeNs typical_delay = 0;    // the median launch delay of the k-th of its kind over its peers (own: its own)
 };
 
 // One step of the job: its nodes (by rank, then start), their groups, the step's start.
@@ -367,22 +367,19 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
     }
   }
   // The typical launch delay of each (kind, occurrence): the median over the rank's peers
-  // in the step, or over the replayed steps for a rank that is its own peer.
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<TimeNs>> own_delays;  // (rank, kind, occurrence)
-  for (const StepGraph& g : steps)
-    if (replayed(g))
-      for (const Node& x : g.nodes)
-        if (own_peer(x.rank)) own_delays[{x.rank, x.kind, x.occurrence}].push_back(x.delay);
-  for (auto& [key, v] : own_delays) std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
+  // in the step. A rank that is its own peer keeps its own delays (see peer_class).
   for (StepGraph& g : steps) {
     std::map<std::tuple<uint32_t, uint32_t, int>, std::vector<TimeNs>> delays;  // (kind, occurrence, peer class)
     for (const Node& x : g.nodes)
       if (!own_peer(x.rank)) delays[{x.kind, x.occurrence, peer_class[x.rank]}].push_back(x.delay);
     for (auto& [key, v] : delays) std::nth_element(v.begin(), v.begin() + (v.size() - 1) / 2, v.end());
     for (Node& x : g.nodes) {
-      const auto& v = own_peer(x.rank) ? own_delays[{x.rank, x.kind, x.occurrence}]
-                                       : delays[{x.kind, x.occurrence, peer_class[x.rank]}];
-      x.typical_delay = v.empty() || own_peer(x.rank) ? x.delay : v[(v.size() - 1) / 2];
+      if (own_peer(x.rank)) {
+        x.typical_delay = x.delay;
+        continue;
+      }
+      const auto& v = delays[{x.kind, x.occurrence, peer_class[x.rank]}];
+      x.typical_delay = v.empty() ? x.delay : v[(v.size() - 1) / 2];
     }
   }
   std::sort(steps.begin(), steps.end(), [](const StepGraph& a, const StepGraph& b) { return a.number < b.number; });
@@ -461,7 +458,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     std::vector<std::pair<TimeNs, TimeNs>> times;
     out.ideal.push_back(Replay(g, ideal_frame(g), &unresolved, options.timeline ? &times : nullptr));
     for (size_t i = 0; i < times.size(); ++i)
-      out.ideal_timeline.push_back({g.nodes[i].rank, g.nodes[i].row, times[i].first, times[i].second});
+      out.ideal_timeline.push_back({g.nodes[i].rank, g.nodes[i].row, times[i].first, times[i].second, g.number});
     out.nodes += g.nodes.size();
     out.groups += g.groups.size();
     const double m = static_cast<double>(g.measured);
@@ -556,8 +553,9 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   for (const auto* v : {&out.by_stage, &out.by_op})
     if (options.fix_top && !v->empty() && v->front().slowdown >= kAttributed) fixes.push_back(v->front().part);
   // What-ifs: a part at its ideal (its extra work left out: at the typical speed a rank
-  // does what its peers do; its launch delays no longer than the ranks' median for the
-  // same activity), the rest as measured; and the same without launch delays.
+  // does what its peers do; its launch delays no longer than its peers' median for the
+  // same activity, a rank without peers keeping its own), the rest as measured; and the
+  // same without launch delays.
   for (const WhatIfPart& part : fixes) {
     WhatIfFix fix{part, {}, {}};
     const Pick pick = pick_of(part);
@@ -641,12 +639,14 @@ model::Trace IdealTimeline(const model::Trace& trace, const WhatIfAnalysis& w) {
                                       r.gpu.stream[row], r.gpu.correlation[row], r.gpu.kind[row]);
       x.gpu.cls[i] = r.gpu.cls[row], x.gpu.copy[i] = r.gpu.copy[row], x.gpu.bytes[i] = r.gpu.bytes[row];
     }
-    // Each replayed step: from its measured start to the last of its activities' ideal ends.
+    // Each replayed step: from its measured start to the last of its own activities'
+    // ideal ends (ideal times may run past the measured step's end, and its activities
+    // are known by the step they were replayed in, not by where they now fall).
     for (const model::ProfilerStep& st : r.steps) {
       if (!replayed.count(st.number)) continue;
       TimeNs end = st.start;
       for (const auto* p : placed[ri])
-        if (p->start >= st.start && p->start <= st.end) end = std::max(end, p->end);
+        if (p->step == st.number) end = std::max(end, p->end);
       x.steps.push_back({st.number, st.start, end});
       // Drawn as a range on a thread of its own ("steps"), as the profiler's own are.
       x.annotations.Append(st.start, end, x.strings.Intern(fmt::format("ProfilerStep#{}", st.number)), x.strings.Intern(""), 0,

@@ -82,6 +82,7 @@ struct WhatIfAnalysis {
     uint32_t rank;  // index in Trace::ranks
     uint32_t row;   // its GPU activity
     model::TimeNs start, end;
+    int64_t step;   // the profiler step it was replayed in (-1: a trace without steps)
   };
   std::vector<Placed> ideal_timeline;
 };

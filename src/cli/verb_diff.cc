@@ -49,7 +49,10 @@ std::optional<Run> LoadRun(const DiffArgs& a, const std::string& path, const cha
   analysis::AnalyzeOptions options;
   options.threads = a.inputs.load.threads;
   options.steps = ChooseJobSteps(in, run.trace, "diff");
-  if (!options.steps) return std::nullopt;
+  if (!options.steps) {
+    fmt::print(stderr, "commlens diff: run {} ({}): its steps could not be chosen\n", which, path);
+    return std::nullopt;
+  }
   options.replay = a.replay && run.trace.ranks.size() >= 2 && run.trace.ranks.size() <= analysis::kReplayMaxRanks;
   run.job = analysis::Analyze(run.trace, options);
   if (options.replay) {
@@ -112,8 +115,11 @@ void AddDiffVerb(CLI::App& app, int* exit_code) {
       "  interval of the change over the two runs' steps. A change is beyond noise when\n"
       "  the interval leaves out zero and it is at least --min-change percent of A.\n"
       "  Changes beyond noise come first, the largest time per step first; a bucket whose\n"
-      "  bandwidth fell says what its transfers cost per step. Traces without profiler\n"
-      "  steps give one value per run and no interval.\n"
+      "  bandwidth fell says what its transfers cost per step. Runs without profiler steps\n"
+      "  (recordings) are cut into slices of as many operations each (16 in the shorter\n"
+      "  run), and the slices are the samples. Buckets are matched by their group's\n"
+      "  members, so a Kineto trace and a recording of one job compare; what only one of\n"
+      "  them records (a recording's kernels) is left out, not zero.\n"
       "  docs/analysis.md, \"Diff\". Exit codes: 0; 1 a run could not be loaded; 2 some\n"
       "  files failed; 64 usage error.");
   auto args = std::make_shared<DiffArgs>();

@@ -95,7 +95,7 @@ int Run(const WhatIfArgs& a) {
     Result<std::vector<analysis::BenchCurve>> curves = ReadBenchCurves(a.network_path);
     if (!curves.ok()) {
       std::fprintf(stderr, "commlens whatif: --network: %s\n", curves.status().message().c_str());
-      return kExitUsage;
+      return kExitFailed;
     }
     options.network = std::move(curves).value();
     options.network_label = a.network_path;
@@ -116,12 +116,6 @@ int Run(const WhatIfArgs& a) {
   if (trace.ranks.size() > 64) options.rank_candidates = 16;
   options.timeline = !a.perfetto_path.empty();
   const analysis::WhatIfAnalysis w = analysis::WhatIf(trace, job, options);
-  if (w.done && options.timeline) {
-    if (Status s = exporters::WritePerfetto(analysis::IdealTimeline(trace, w), a.perfetto_path, {}); !s.ok()) {
-      std::fprintf(stderr, "commlens whatif: %s\n", s.message().c_str());
-      return kExitFailed;
-    }
-  }
   if (!a.json_path.empty()) {
     const nlohmann::json doc = ToJson(w);
     if (a.json_path == "-") {
@@ -171,6 +165,13 @@ int Run(const WhatIfArgs& a) {
     }
   }
   if (!w.done) return kExitFailed;
+  // The timeline last: a file that cannot be written loses none of the answer above.
+  if (options.timeline) {
+    if (Status s = exporters::WritePerfetto(analysis::IdealTimeline(trace, w), a.perfetto_path, {}); !s.ok()) {
+      std::fprintf(stderr, "commlens whatif: %s\n", s.message().c_str());
+      return kExitFailed;
+    }
+  }
   return ReportFailures(trace, "whatif");
 }
 
@@ -189,14 +190,16 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "  without launch delays, and with every activity at the typical duration of its kind\n"
       "  (the ideal). S = no-delay step time / ideal. Per rank, stage, op kind and group: S\n"
       "  with only that part as measured. --fix: the step time predicted with that part at\n"
-      "  its typical speed (its extra kernels left out, its launch delays at most the ranks'\n"
-      "  median), the rest as measured; JSON also without launch delays.\n"
+      "  its typical speed (what it runs beyond its peers left out, its launch delays at\n"
+      "  most its peers' median; peers: every rank, or a pipeline stage's own ranks, a\n"
+      "  one-rank stage its leanest step and its own delays), the rest as measured; JSON\n"
+      "  also without launch delays.\n"
       "  --network: the step time with every communication's transfer at the bandwidth\n"
       "  `commlens bench --json` measured for its op, group size and bytes.\n"
       "  --perfetto: the ideal replay as a Perfetto timeline, each step where it started in\n"
       "  the trace: open it beside `commlens export --perfetto` of the same traces.\n"
-      "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay; 2 some inputs\n"
-      "  failed; 64 usage error.");
+      "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay, or a --network\n"
+      "  or output file could not be read or written; 2 some inputs failed; 64 usage error.");
   auto args = std::make_shared<WhatIfArgs>();
   AddJobInputOptions(sub, &args->inputs);
   sub->add_option("--fix", args->fixes, "A part at its typical speed: rank=R, stage=S, op=NAME (prefix), group=G")

@@ -46,6 +46,7 @@ std::string Signed(DiffUnit u, double v) {
 }
 
 std::string Percent(const DiffRow& r) {
+  if (!r.known_a || !r.known_b) return r.known_a ? "only in A" : "only in B";
   if (r.a == 0) return r.b == 0 ? "0%" : "new";
   return fmt::format("{:+.1f}%", 100.0 * r.relative);
 }
@@ -55,7 +56,13 @@ std::string IntervalText(const DiffRow& r) {
   return fmt::format("[{}, {}]", Signed(r.unit, r.interval->lo), Signed(r.unit, r.interval->hi));
 }
 
-std::string Cut(const std::string& s, size_t n) { return s.size() > n ? s.substr(0, n - 3) + "..." : s; }
+// |s| in at most |n| bytes, cut at a character boundary (UTF-8) with "..." when cut.
+std::string Cut(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  size_t end = n - 3;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end) + "...";
+}
 
 // |per|: "step", or "slice" for runs without profiler steps.
 std::string SectionTitle(const std::string& s, const char* per) {
@@ -72,7 +79,7 @@ std::string SectionTitle(const std::string& s, const char* per) {
 
 // What a change in the headline list says: the quantity, A and B, and what it costs.
 std::string ChangeLine(const DiffRow& r, const char* per) {
-  std::string line = fmt::format("{} {}: {} -> {} ({})", r.section, Cut(r.name, 90), Value(r.unit, r.a), Value(r.unit, r.b), Percent(r));
+  std::string line = fmt::format("{} {}: {} -> {} ({})", r.section, Cut(r.shown, 90), Value(r.unit, r.a), Value(r.unit, r.b), Percent(r));
   if (r.unit == DiffUnit::kBandwidth && r.step_cost != 0)
     line += fmt::format(", its transfers {} per {}", Signed(DiffUnit::kTime, r.step_cost), per);
   return line;
@@ -82,6 +89,7 @@ nlohmann::json RunJson(const analysis::DiffRun& run, const std::string& name) {
   nlohmann::json steps = nlohmann::json::array();
   for (double t : run.step_times) steps.push_back(t / 1000.0);
   return {{"input", name},
+          {"formats", run.formats},
           {"ranks", run.ranks},
           {"steps", run.steps},
           {"over_steps", run.over_steps},
@@ -99,9 +107,12 @@ nlohmann::json DiffJson(const analysis::RunDiff& diff, const DiffNames& names, c
     if (r.interval) interval = {InUnit(r.unit, r.interval->lo), InUnit(r.unit, r.interval->hi)};
     rows.push_back({{"section", r.section},
                     {"name", r.name},
+                    {"shown", r.shown},
                     {"unit", UnitName(r.unit)},
                     {"in_a", r.in_a},
                     {"in_b", r.in_b},
+                    {"known_a", r.known_a},
+                    {"known_b", r.known_b},
                     {"steps_a", r.steps_a},
                     {"steps_b", r.steps_b},
                     {"a", InUnit(r.unit, r.a)},
@@ -120,6 +131,7 @@ nlohmann::json DiffJson(const analysis::RunDiff& diff, const DiffNames& names, c
           {"b", RunJson(diff.b, names.b)},
           {"level", options.level},
           {"min_change", options.min_change},
+          {"warnings", diff.warnings},
           {"changes", changes},
           {"rows", rows}};
 }
@@ -129,14 +141,17 @@ std::string DiffText(const analysis::RunDiff& diff, const DiffNames& names, cons
   std::string out;
   const char* per = diff.a.over_steps ? "step" : "slice";
   auto run_line = [](const analysis::DiffRun& r) {
-    return r.over_steps ? fmt::format("{} ranks, {} steps", r.ranks, r.steps)
-                        : fmt::format("{} ranks, compared over {} slices holding equal numbers of operations", r.ranks, r.steps);
+    return r.over_steps ? fmt::format("{}; {} ranks, {} steps", r.formats, r.ranks, r.steps)
+                        : fmt::format("{}; {} ranks, compared over {} slice{} of equal operation counts", r.formats,
+                                      r.ranks, r.steps, r.steps == 1 ? "" : "s");
   };
+  const int level = static_cast<int>(std::lround(100.0 * options.level));
   out += fmt::format("commlens diff\n  A: {} ({})\n  B: {} ({})\n", names.a, run_line(diff.a), names.b, run_line(diff.b));
+  for (const std::string& w : diff.warnings) out += "  warning: " + w + "\n";
   for (const DiffRow& r : diff.rows)
     if (r.section == "step") {
-      out += fmt::format("  step time: A {}, B {}: {} ({}), 95% interval {}: {}\n", Value(r.unit, r.a), Value(r.unit, r.b),
-                         Signed(r.unit, r.change), Percent(r), IntervalText(r),
+      out += fmt::format("  step time: A {}, B {}: {} ({}), {}% interval {}: {}\n", Value(r.unit, r.a), Value(r.unit, r.b),
+                         Signed(r.unit, r.change), Percent(r), level, IntervalText(r),
                          !r.interval ? "no noise estimate" : r.beyond_noise ? "beyond noise" : "within noise");
     }
   auto blame = [](const analysis::DiffRun& r) {
@@ -147,9 +162,9 @@ std::string DiffText(const analysis::RunDiff& diff, const DiffNames& names, cons
   out += fmt::format("  the verdict blames: A {}; B {}\n", blame(diff.a), blame(diff.b));
 
   const auto changes = diff.Changes();
-  out += fmt::format("\nChanges beyond the runs' {0}-to-{0} noise (95% interval over {0}s leaves out 0, and at least "
+  out += fmt::format("\nChanges beyond the runs' {0}-to-{0} noise ({2}% interval over {0}s leaves out 0, and at least "
                      "{1:.0f}% of A), largest time per {0} first:\n",
-                     per, 100.0 * options.min_change);
+                     per, 100.0 * options.min_change, level);
   if (changes.empty()) out += fmt::format("  none: every difference is within what the {}s of one run vary by\n", per);
   for (const DiffRow* r : changes) out += "  - " + ChangeLine(*r, per) + "\n";
 
@@ -164,17 +179,17 @@ std::string DiffText(const analysis::RunDiff& diff, const DiffNames& names, cons
     if (r.section != section) {
       flush_more();
       section = r.section, shown = 0;
-      out += fmt::format("\n{}\n  {:<58} {:>12} {:>12} {:>9}  {}\n", SectionTitle(section, per), "", "A", "B", "change",
-                         "95% interval of the change");
+      out += fmt::format("\n{}\n  {:<58} {:>12} {:>12} {:>9}  {}% interval of the change\n", SectionTitle(section, per), "",
+                         "A", "B", "change", level);
     }
     if (shown++ >= rows) {
       ++more;
       continue;
     }
-    const std::string a = r.in_a ? Value(r.unit, r.a) : "-";
-    const std::string b = r.in_b ? Value(r.unit, r.b) : "-";
-    out += fmt::format("{} {:<58} {:>12} {:>12} {:>9}  {}\n", r.beyond_noise ? " *" : "  ", Cut(r.name, 58), a, b,
-                       Percent(r), IntervalText(r));
+    const std::string a = r.known_a ? Value(r.unit, r.a) : "-";
+    const std::string b = r.known_b ? Value(r.unit, r.b) : "-";
+    out += fmt::format("{} {:<58} {:>12} {:>12} {:>9}  {}\n", r.beyond_noise ? " *" : "  ", Cut(r.shown, 58), a, b,
+                       Percent(r), r.known_a && r.known_b ? IntervalText(r) : "");
   }
   flush_more();
   out += "\n* beyond noise\n";

@@ -504,8 +504,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
   return doc;
 }
 
-// Each group's role and the rule that named it; each role's communication and exposed part
-// per step and over the summary (mean rank, us, and % of the step).
+// The replay's verdict: S, the parts fixed first, and the heatmap (S per part and step).
 json ReplayJson(const analysis::ReplayVerdict& r) {
   json parts = json::array();
   for (const auto& p : r.parts)
@@ -520,6 +519,8 @@ json ReplayJson(const analysis::ReplayVerdict& r) {
           {"heatmap", {{"steps", r.steps}, {"rows", heat}}}};
 }
 
+// Each group's role and the rule that named it; each role's communication and exposed part
+// per step and over the summary (mean rank, us, and % of the step).
 json RolesJson(const analysis::ParallelRoles& roles) {
   json out = {{"groups", json::array()}, {"has_kernels", roles.has_kernels}, {"steps", json::array()}};
   for (const analysis::GroupRole& g : roles.groups) {

@@ -1,7 +1,8 @@
 // Run-to-run diff (issue 31, docs/analysis.md "Diff") on real runs: the same DDP job twice
 // shows no change beyond noise; the job with 2 NCCL channels names the all-reduce buckets
-// whose bandwidth fell and what it cost per step, from Kineto traces and from recordings
-// alike; the verb's JSON parses back and its HTML page holds the same data.
+// whose bandwidth fell and what it cost per step, from Kineto traces, from recordings, and
+// from one of each; a run recorded twice as long compares slice for slice; the verb's JSON
+// parses back and its HTML page holds the same data.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -63,7 +64,7 @@ TEST(Diff, TwoChannelsLowerTheAllReducesBandwidth) {
   for (const char* sub : {"", "/native"}) {
     SCOPED_TRACE(sub);
     auto d = Diff(std::string("diff/ddp-a") + sub, std::string("diff/ddp-2ch") + sub);
-    const std::string group = *sub ? "ranks 0-3" : "default_pg";
+    const std::string group = "ranks 0-3";  // by members: a recording knows no "default_pg"
     for (const char* size : {"32 MiB-64 MiB", "16 MiB-32 MiB"}) {
       SCOPED_TRACE(size);
       const analysis::DiffRow* bw = Row(d->diff, "collective", fmt::format("all_reduce {} in {}: busbw", size, group));
@@ -78,6 +79,37 @@ TEST(Diff, TwoChannelsLowerTheAllReducesBandwidth) {
     EXPECT_EQ(changes.front()->name.rfind(fmt::format("all_reduce 32 MiB-64 MiB in {}", group), 0), 0u)
         << changes.front()->name;
   }
+}
+
+// A Kineto trace against the recording of the 2-channel run: the buckets match by their
+// members, and what the recording lacks (kernels, the breakdown) is unknown, not a change.
+TEST(Diff, AKinetoTraceAgainstARecording) {
+  auto d = Diff("diff/ddp-a", "diff/ddp-2ch/native");
+  EXPECT_FALSE(d->diff.warnings.empty());
+  const analysis::DiffRow* bw = Row(d->diff, "collective", "all_reduce 32 MiB-64 MiB in ranks 0-3: busbw");
+  ASSERT_NE(bw, nullptr);
+  EXPECT_TRUE(bw->beyond_noise);
+  EXPECT_LT(bw->relative, -0.7);
+  for (const auto* r : d->diff.Changes()) EXPECT_EQ(r->section, "collective") << r->name;
+  const analysis::DiffRow* compute = Row(d->diff, "breakdown", "compute");
+  ASSERT_NE(compute, nullptr);
+  EXPECT_FALSE(compute->known_b);
+  EXPECT_FALSE(compute->beyond_noise);
+}
+
+// Slices hold as many operations in both runs: the first half of a recording against
+// the whole of it is no change, though one was recorded twice as long.
+TEST(Diff, SlicesDoNotDependOnHowLongARunWasRecorded) {
+  testing::Analyzed whole = AnalyzeSample("diff/ddp-a/native");
+  testing::Analyzed half = AnalyzeSample("diff/ddp-a/native");
+  // The first half of every rank's operations.
+  for (analysis::RankAnalysis& r : half.job.ranks) {
+    const size_t n = r.ops_in_window.size();
+    for (size_t i = n / 2; i < n; ++i) r.ops_in_window[i] = 0;
+  }
+  const analysis::RunDiff d = analysis::DiffRuns({&whole.trace, &whole.job, nullptr}, {&half.trace, &half.job, nullptr});
+  EXPECT_GT(d.a.steps, d.b.steps);  // more slices in the longer run
+  for (const auto* r : d.Changes()) ADD_FAILURE() << r->section << " " << r->name << " " << r->relative;
 }
 
 std::string Slurp(const std::filesystem::path& p) {

@@ -32,6 +32,7 @@
   }
   function signed(unit, v) { return (v < 0 ? '-' : '+') + value(unit, Math.abs(v)); }
   function percent(r) {
+    if (!r.known_a || !r.known_b) return r.known_a ? 'only in A' : 'only in B';
     if (r.a === 0) return r.b === 0 ? '0%' : 'new';
     return (r.relative >= 0 ? '+' : '') + (100 * r.relative).toFixed(1) + '%';
   }
@@ -39,9 +40,10 @@
     return r.interval ? '[' + signed(r.unit, r.interval[0]) + ', ' + signed(r.unit, r.interval[1]) + ']' : 'too few samples';
   }
   const per = data.a.over_steps ? 'step' : 'slice';
+  const level = Math.round(100 * data.level) + '%';
   function runText(r) {
-    return r.input + ': ' + r.ranks + ' ranks, ' + (r.over_steps ? r.steps + ' steps' :
-      r.steps + ' slices holding equal numbers of operations (no profiler steps)') +
+    return r.input + ' (' + r.formats + '): ' + r.ranks + ' ranks, ' + (r.over_steps ? r.steps + ' steps' :
+      r.steps + ' slice' + (r.steps === 1 ? '' : 's') + ' of equal operation counts (no profiler steps)') +
       (r.straggler ? '; the verdict blames ' + r.straggler +
         (r.straggler_gain > 0 ? ' (fixing it: ' + (100 * r.straggler_gain).toFixed(1) + '% shorter step)' : '') : '');
   }
@@ -49,23 +51,24 @@
   root.append(el('header', {class: 'top'}, el('h1', {}, 'What changed from A to B')));
   root.append(el('p', {class: 'meta'}, 'A = ' + runText(data.a)));
   root.append(el('p', {class: 'meta'}, 'B = ' + runText(data.b)));
+  for (const w of data.warnings || []) root.append(el('p', {class: 'warn'}, 'Warning: ' + w));
 
   const step = data.rows.find((r) => r.section === 'step');
   if (step) {
     root.append(el('p', {class: 'lead', id: 'step-verdict'}, 'Step time ' + value(step.unit, step.a) + ' → ' +
-      value(step.unit, step.b) + ' (' + percent(step) + '; 95% interval of the change ' + interval(step) + '): ' +
+      value(step.unit, step.b) + ' (' + percent(step) + '; ' + level + ' interval of the change ' + interval(step) + '): ' +
       (!step.interval ? 'no noise estimate' : step.beyond_noise ? 'beyond noise.' : 'within noise.')));
   }
 
   root.append(el('h2', {}, 'Changes beyond noise'));
-  root.append(el('p', {class: 'note'}, 'The 95% bootstrap interval of the change over the two runs\' ' + per + 's leaves out ' +
+  root.append(el('p', {class: 'note'}, 'The ' + level + ' bootstrap interval of the change over the two runs\' ' + per + 's leaves out ' +
     'zero, and the change is at least ' + (100 * data.min_change).toFixed(0) + '% of A. Largest time per ' + per + ' first.'));
   const list = el('ol', {class: 'findings', id: 'changes'});
   for (const i of data.changes) {
     const r = data.rows[i];
     const cost = r.unit === 'GB/s' && r.step_cost_us !== 0 ? ', its transfers ' + signed('us', r.step_cost_us) + ' per ' + per : '';
-    const name = r.name.length > 100 ? r.name.slice(0, 97) + '...' : r.name;
-    list.append(el('li', {title: r.name}, r.section + ' ' + name + ': ' + value(r.unit, r.a) + ' → ' + value(r.unit, r.b) +
+    const name = r.shown.length > 100 ? r.shown.slice(0, 97) + '...' : r.shown;
+    list.append(el('li', {title: r.shown}, r.section + ' ' + name + ': ' + value(r.unit, r.a) + ' → ' + value(r.unit, r.b) +
       ' (' + percent(r) + ')' + cost));
   }
   if (!data.changes.length) root.append(el('p', {class: 'empty'}, 'None: every difference is within what the steps of one run vary by.'));
@@ -105,12 +108,12 @@
     root.append(el('h2', {}, titles[section]));
     const table = el('table', {class: 'diff', 'data-section': section});
     table.append(el('tr', {}, el('th', {class: 'l'}, ''), el('th', {}, 'A'), el('th', {}, 'B'), el('th', {}, 'change'),
-      el('th', {}, '95% interval of the change'), el('th', {class: 'l'}, '')));
+      el('th', {}, level + ' interval of the change'), el('th', {class: 'l'}, '')));
     for (const r of rows) {
       const tr = el('tr', r.beyond_noise ? {class: 'changed'} : {},
-        el('td', {class: 'l name', title: r.name}, r.name),
-        el('td', {}, r.in_a ? value(r.unit, r.a) : '–'), el('td', {}, r.in_b ? value(r.unit, r.b) : '–'),
-        el('td', {}, percent(r)), el('td', {}, interval(r)),
+        el('td', {class: 'l name', title: r.shown}, r.shown),
+        el('td', {}, r.known_a ? value(r.unit, r.a) : '–'), el('td', {}, r.known_b ? value(r.unit, r.b) : '–'),
+        el('td', {}, percent(r)), el('td', {}, r.known_a && r.known_b ? interval(r) : ''),
         el('td', {class: 'l'}, r.beyond_noise ? 'beyond noise' : ''));
       table.append(tr);
     }

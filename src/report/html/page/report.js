@@ -550,9 +550,9 @@
       const box = chartBox(rs, H.rows.length > 12 ? 'tall' : '');
       box.id = 'whatif-heatmap';
       draw(box, {
-        tooltip: {formatter: (p) => `${esc(H.rows[p.value[1]].part)}, step ${esc(H.steps[p.value[0]])}: S ${esc(p.value[2])}`},
+        tooltip: {formatter: (p) => `${esc(H.rows[p.value[1]].part)}, ${H.steps[p.value[0]] < 0 ? 'whole trace' : 'step ' + esc(H.steps[p.value[0]])}: S ${esc(p.value[2])}`},
         grid: Object.assign({}, baseGrid, {left: 80, right: 90}),
-        xAxis: Object.assign({type: 'category', data: H.steps.map(String), name: 'profiler step', nameGap: 28}, axisName),
+        xAxis: Object.assign({type: 'category', data: H.steps.map((s) => (s < 0 ? 'whole trace' : String(s))), name: 'profiler step', nameGap: 28}, axisName),
         yAxis: {type: 'category', data: H.rows.map((r) => r.part), inverse: true},
         visualMap: {min: 1, max: round(Math.max(hi, 1.01), 2), calculable: true, orient: 'vertical', right: 0, top: 'middle',
           inRange: {color: ['#f7fbff', '#6baed6', '#08306b']}, text: ['S', ''], precision: 2},
