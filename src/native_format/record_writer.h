@@ -25,6 +25,8 @@ class RecordWriter {
   }
   // A string record; text longer than the format allows is cut.
   void AppendString(uint32_t id, std::string_view text);
+  // The records |other| holds (whole, framed), after these.
+  void AppendRecords(const RecordWriter& other) { buf_.insert(buf_.end(), other.buf_.begin(), other.buf_.end()); }
 
   const std::vector<uint8_t>& bytes() const { return buf_; }
   size_t size() const { return buf_.size(); }

@@ -1,0 +1,40 @@
+// Where the CUPTI tracer's activities come from: CUPTI's activity API in a real process
+// (cupti_backend, built with the CUDA toolkit, next), a stand-in in tests. A backend
+// hands each activity to the sink already in the native format's terms (format.h 1.4),
+// its name as text; the sink numbers the strings and queues the records.
+//
+// Threading: a backend may call the sink from any thread (CUPTI calls its buffer-completed
+// callback on a thread of its own), also concurrently with Flush; the sink locks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "native_format/format.h"
+
+namespace commlens::recorder::cupti {
+
+class ActivitySink {
+ public:
+  virtual ~ActivitySink() = default;
+  virtual void OnGpuActivity(const native_format::GpuActivityRecord& record, std::string_view name) = 0;
+  virtual void OnCudaApi(const native_format::CudaApiRecord& record, std::string_view name) = 0;
+  virtual void OnRange(const native_format::RangeRecord& record, std::string_view name, std::string_view domain) = 0;
+  // Records the backend lost (CUPTI's buffers full), since the last call.
+  virtual void OnDropped(uint64_t records) = 0;
+};
+
+class ActivityBackend {
+ public:
+  virtual ~ActivityBackend() = default;
+  // Starts delivering activities to |sink|. false with |why| set when it cannot: another
+  // CUPTI client holds CUPTI (the PyTorch profiler, Nsight Systems), or CUPTI is missing.
+  virtual bool Start(ActivitySink* sink, std::string* why) = 0;
+  // Hands over every activity completed so far (CUPTI: a forced flush of its buffers).
+  virtual void Flush() = 0;
+  // Stops delivering; a last Flush first.
+  virtual void Stop() = 0;
+};
+
+}  // namespace commlens::recorder::cupti

@@ -1,0 +1,94 @@
+#include "recorder/cupti_tracer/tracer.h"
+
+#include <algorithm>
+
+namespace commlens::recorder::cupti {
+
+namespace nf = native_format;
+
+bool Tracer::Start() {
+  std::string why;
+  const bool ok = backend_ && backend_->Start(this, &why);
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = ok ? nf::TracerState::kTracing : (why.empty() ? nf::TracerState::kFailed : nf::TracerState::kSteppedAside);
+  why_ = ok ? "" : why.empty() ? "no activity backend" : why;
+  news_ = true;
+  return ok;
+}
+
+void Tracer::Stop() {
+  if (backend_ && tracing() && !stopped_.exchange(true)) backend_->Stop();
+}
+
+uint64_t Tracer::records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+uint64_t Tracer::dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dropped_;
+}
+
+uint32_t Tracer::StringIdLocked(std::string_view text) {
+  if (text.empty()) return 0;
+  if (text.size() > kMaxName) text = text.substr(0, kMaxName);
+  auto [it, added] = ids_.try_emplace(std::string(text), next_id_);
+  if (added) {
+    pending_.AppendString(next_id_, text);
+    ++next_id_;
+  }
+  return it->second;
+}
+
+void Tracer::OnGpuActivity(const nf::GpuActivityRecord& record, std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  nf::GpuActivityRecord r = record;
+  r.name = StringIdLocked(name);
+  pending_.Append(nf::RecordType::kGpuActivity, r);
+  ++records_;
+}
+
+void Tracer::OnCudaApi(const nf::CudaApiRecord& record, std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  nf::CudaApiRecord r = record;
+  r.name = StringIdLocked(name);
+  pending_.Append(nf::RecordType::kCudaApi, r);
+  ++records_;
+}
+
+void Tracer::OnRange(const nf::RangeRecord& record, std::string_view name, std::string_view domain) {
+  std::lock_guard<std::mutex> lock(mu_);
+  nf::RangeRecord r = record;
+  r.name = StringIdLocked(name);
+  r.domain = StringIdLocked(domain);
+  pending_.Append(nf::RecordType::kRange, r);
+  ++records_;
+}
+
+void Tracer::OnDropped(uint64_t records) {
+  if (records == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  dropped_ += records;
+  news_ = true;
+}
+
+void Tracer::Drain(int64_t now_ns, nf::RecordWriter* into) {
+  if (backend_ && tracing() && !stopped_.load()) backend_->Flush();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (news_ || records_ != reported_) {
+    nf::TracerRecord t{};
+    t.time_ns = now_ns;
+    t.state = static_cast<uint32_t>(state_);
+    t.reason = StringIdLocked(why_);
+    t.records = records_;
+    t.dropped = dropped_;
+    pending_.Append(nf::RecordType::kTracer, t);
+    news_ = false;
+    reported_ = records_;
+  }
+  into->AppendRecords(pending_);
+  pending_.Clear();
+}
+
+}  // namespace commlens::recorder::cupti

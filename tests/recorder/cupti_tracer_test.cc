@@ -1,0 +1,197 @@
+// The CUPTI tracer's core (recorder/cupti_tracer) with a stand-in for CUPTI: activities
+// delivered from another thread while the flusher drains become the rank file's records,
+// strings named once and before their first use, and the file reads back through the
+// native importer as the model; a tracer whose CUPTI is held by another client steps
+// aside and says so; a file cut after any drain keeps every drain before it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "importers/native/native_importer.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
+#include "native_format/record_writer.h"
+#include "passes/finish.h"
+#include "recorder/cupti_tracer/tracer.h"
+
+namespace commlens::recorder::cupti {
+namespace {
+
+namespace nf = native_format;
+
+// CUPTI's part, played: |busy| says another client holds it; Deliver sends a burst of a
+// step's activities from a thread of its own, as CUPTI's buffer-completed callback does.
+class StandInBackend final : public ActivityBackend {
+ public:
+  explicit StandInBackend(bool busy = false) : busy_(busy) {}
+  bool Start(ActivitySink* sink, std::string* why) override {
+    if (busy_) {
+      *why = "another CUPTI client holds CUPTI (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)";
+      return false;
+    }
+    sink_ = sink;
+    return true;
+  }
+  void Flush() override { ++flushes; }
+  void Stop() override { stopped = true; }
+  // One step k: a launch call and its kernel, a copy, a range.
+  void DeliverStep(int k) {
+    std::thread t([this, k] {
+      const int64_t base = 1'000'000 * static_cast<int64_t>(k + 1);
+      nf::CudaApiRecord api{};
+      api.start_ns = base, api.end_ns = base + 400, api.correlation = 100 + static_cast<uint64_t>(k), api.tid = 9;
+      sink_->OnCudaApi(api, "cudaLaunchKernel");
+      nf::GpuActivityRecord kernel{};
+      kernel.kind = static_cast<uint8_t>(nf::GpuActivityKind::kKernel);
+      kernel.start_ns = base + 1'000, kernel.end_ns = base + 50'000, kernel.correlation = api.correlation;
+      kernel.stream = 7, kernel.bytes = -1;
+      sink_->OnGpuActivity(kernel, "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN");
+      nf::RangeRecord range{};
+      range.start_ns = base, range.end_ns = base + 60'000, range.tid = 9;
+      sink_->OnRange(range, "ProfilerStep#" + std::to_string(k), "");
+      sink_->OnDropped(k == 2 ? 5 : 0);
+    });
+    t.join();
+  }
+  std::atomic<int> flushes{0};
+  bool stopped = false;
+
+ private:
+  bool busy_;
+  ActivitySink* sink_ = nullptr;
+};
+
+std::vector<uint8_t> FileWith(const std::vector<nf::RecordWriter>& drains) {
+  nf::RecordWriter w;
+  w.AppendFileHeader();
+  w.AppendString(1, "node1");
+  nf::ProcessRecord p{};
+  p.pid = 55, p.global_rank = 0, p.world_size = 1, p.hostname = 1;
+  w.Append(nf::RecordType::kProcess, p);
+  for (const nf::RecordWriter& d : drains) w.AppendRecords(d);
+  return w.bytes();
+}
+
+model::RankTrace Import(const std::vector<uint8_t>& bytes, const std::string& name) {
+  const auto dir = std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output" / "cupti_tracer";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  auto t = importers::ImportNativeTrace(path);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok()) return {};
+  model::RankTrace r = std::move(t).value();
+  passes::FinishRank(&r);
+  return r;
+}
+
+TEST(CuptiTracer, DeliveredActivitiesBecomeTheRanksRecords) {
+  StandInBackend backend;
+  Tracer tracer(&backend);
+  ASSERT_TRUE(tracer.Start());
+  std::vector<nf::RecordWriter> drains(3);
+  backend.DeliverStep(0);
+  tracer.Drain(10, &drains[0]);
+  backend.DeliverStep(1);
+  backend.DeliverStep(2);
+  tracer.Drain(20, &drains[1]);
+  tracer.Stop();
+  tracer.Drain(30, &drains[2]);  // nothing new: no records, no Tracer record
+  EXPECT_TRUE(drains[2].empty());
+  EXPECT_TRUE(backend.stopped);
+  EXPECT_EQ(backend.flushes.load(), 2);  // each drain flushes, until stopped
+  EXPECT_EQ(tracer.records(), 9u);
+  EXPECT_EQ(tracer.dropped(), 5u);
+
+  model::RankTrace t = Import(FileWith(drains), "steps.cltrace");
+  ASSERT_EQ(t.gpu.size(), 3u);
+  EXPECT_EQ(t.strings.Get(t.gpu.name[0]), "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN");
+  EXPECT_EQ(t.gpu.cls[0], model::ActivityClass::kCompute);
+  EXPECT_EQ(t.gpu.launch[1], 2'000'000);  // joined to its call by correlation id
+  EXPECT_EQ(t.host.size(), 3u);
+  ASSERT_EQ(t.steps.size(), 3u);
+  EXPECT_EQ(t.steps[2].number, 2);
+  EXPECT_EQ(t.stats.count(model::ImportIssue::kDroppedByRecorder), 5u);
+}
+
+TEST(CuptiTracer, StepsAsideWhenAnotherClientHoldsCupti) {
+  StandInBackend busy(/*busy=*/true);
+  Tracer tracer(&busy);
+  EXPECT_FALSE(tracer.Start());
+  EXPECT_FALSE(tracer.tracing());
+  std::vector<nf::RecordWriter> drains(1);
+  tracer.Drain(10, &drains[0]);
+  EXPECT_EQ(busy.flushes.load(), 0);
+  model::RankTrace t = Import(FileWith(drains), "aside.cltrace");
+  EXPECT_EQ(t.gpu.size(), 0u);
+  bool said = false;
+  for (const std::string& n : t.notes) said |= n.find("stepped aside (another CUPTI client holds CUPTI") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Strings are named once in the file, each before the first record that uses it; ids
+// stay apart from the session's (below Tracer::kStringBase).
+TEST(CuptiTracer, StringsOnceAndBeforeTheirUse) {
+  StandInBackend backend;
+  Tracer tracer(&backend);
+  ASSERT_TRUE(tracer.Start());
+  std::vector<nf::RecordWriter> drains(2);
+  backend.DeliverStep(0);
+  tracer.Drain(1, &drains[0]);
+  backend.DeliverStep(1);  // the same kernel and call names
+  tracer.Drain(2, &drains[1]);
+  const std::vector<uint8_t> file = FileWith(drains);
+  nf::FileHeader header;
+  std::string why;
+  ASSERT_TRUE(nf::ParseFileHeader(file, &header, &why));
+  nf::RecordReader reader(file, header.header_size);
+  nf::RecordView r;
+  std::set<uint32_t> named;
+  int kernel_names = 0;
+  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kString)) {
+      uint32_t id;
+      std::memcpy(&id, r.payload.data(), 4);
+      if (id < Tracer::kStringBase) continue;  // the process record's
+      EXPECT_TRUE(named.insert(id).second) << "string " << id << " named twice";
+      kernel_names += std::string_view(reinterpret_cast<const char*>(r.payload.data()) + 4, r.payload.size() - 4)
+                          .starts_with("nvjet");
+    }
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kGpuActivity)) {
+      nf::GpuActivityRecord g;
+      ASSERT_TRUE(nf::DecodePayload(r, &g));
+      EXPECT_TRUE(named.count(g.name)) << "a record names string " << g.name << " before its text";
+    }
+  }
+  EXPECT_EQ(kernel_names, 1);
+}
+
+// A file cut after any drain (a SIGKILL between flushes) holds every drain before it.
+TEST(CuptiTracer, ACutFileKeepsEveryDrainBeforeTheCut) {
+  StandInBackend backend;
+  Tracer tracer(&backend);
+  ASSERT_TRUE(tracer.Start());
+  std::vector<nf::RecordWriter> drains(3);
+  for (int k = 0; k < 3; ++k) {
+    backend.DeliverStep(k);
+    tracer.Drain(k, &drains[static_cast<size_t>(k)]);
+  }
+  for (size_t kept = 1; kept <= 3; ++kept) {
+    std::vector<nf::RecordWriter> part(drains.begin(), drains.begin() + static_cast<long>(kept));
+    std::vector<uint8_t> bytes = FileWith(part);
+    bytes.resize(bytes.size() + 7, 0xAB);  // and a torn record after it
+    model::RankTrace t = Import(bytes, "cut.cltrace");
+    EXPECT_EQ(t.gpu.size(), kept);
+    EXPECT_EQ(t.steps.size(), kept);
+  }
+}
+
+}  // namespace
+}  // namespace commlens::recorder::cupti
