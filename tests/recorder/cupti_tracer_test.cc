@@ -31,13 +31,13 @@ namespace nf = native_format;
 class StandInBackend final : public ActivityBackend {
  public:
   explicit StandInBackend(bool busy = false) : busy_(busy) {}
-  bool Start(ActivitySink* sink, std::string* why) override {
+  StartResult Start(ActivitySink* sink, std::string* why) override {
     if (busy_) {
       *why = "another CUPTI client holds CUPTI (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)";
-      return false;
+      return StartResult::kSteppedAside;
     }
     sink_ = sink;
-    return true;
+    return StartResult::kTracing;
   }
   void Flush() override { ++flushes; }
   void Stop() override { stopped = true; }

@@ -1,14 +1,17 @@
 // CUPTI's activity records (built here from the CUDA 13 headers' structs, as CUPTI fills
 // its buffers) translated for the tracer: every field the format keeps lands where the
 // reader expects it; a range's START and END become one range; a sync takes its device
-// from its context; untimed kernels and kinds the tracer does not keep are left out.
+// from its context; untimed kernels and kinds the tracer does not keep are left out. And
+// the backend without CUPTI: it fails to start, and says how to give it one.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "recorder/cupti_tracer/cupti_backend.h"
 #include "recorder/cupti_tracer/cupti_translate.h"
+#include "recorder/cupti_tracer/tracer.h"
 
 namespace commlens::recorder::cupti {
 namespace {
@@ -129,6 +132,31 @@ TEST(CuptiTranslate, AStartAndItsEndAreOneRange) {
   EXPECT_EQ(std::get<1>(c.ranges[1]), "checkpoint");
   EXPECT_EQ(std::get<2>(c.ranges[1]), "");
   EXPECT_EQ(t.open_ranges(), 0u);
+}
+
+}  // namespace
+}  // namespace commlens::recorder::cupti
+
+namespace commlens::recorder::cupti {
+namespace {
+
+// Without CUPTI the backend fails to start and says how to give it one; the tracer
+// then records nothing of the GPU and says so in its state.
+TEST(CuptiBackendTest, WithoutCuptiItFailsAndSaysWhy) {
+  CuptiBackend backend("/nonexistent/libcupti.so.13");
+  Caught c;
+  std::string why;
+  EXPECT_EQ(backend.Start(&c, &why), StartResult::kFailed);
+  EXPECT_NE(why.find("CUPTI could not be loaded"), std::string::npos) << why;
+  EXPECT_NE(why.find("LD_LIBRARY_PATH"), std::string::npos) << why;
+  backend.Flush();  // harmless when not started
+  backend.Stop();
+  CuptiBackend again("/nonexistent/libcupti.so.13");  // the first let go of the process's slot
+  Tracer tracer(&again);
+  EXPECT_FALSE(tracer.Start());
+  native_format::RecordWriter out;
+  tracer.Drain(1, &out);
+  EXPECT_FALSE(out.empty());  // the Tracer record that says it failed
 }
 
 }  // namespace

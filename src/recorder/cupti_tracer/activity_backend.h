@@ -25,12 +25,17 @@ class ActivitySink {
   virtual void OnDropped(uint64_t records) = 0;
 };
 
+enum class StartResult {
+  kTracing,       // delivering
+  kSteppedAside,  // another CUPTI client holds CUPTI (the PyTorch profiler, Nsight Systems)
+  kFailed,        // CUPTI is missing or refused
+};
+
 class ActivityBackend {
  public:
   virtual ~ActivityBackend() = default;
-  // Starts delivering activities to |sink|. false with |why| set when it cannot: another
-  // CUPTI client holds CUPTI (the PyTorch profiler, Nsight Systems), or CUPTI is missing.
-  virtual bool Start(ActivitySink* sink, std::string* why) = 0;
+  // Starts delivering activities to |sink|; unless tracing, |why| says why not.
+  virtual StartResult Start(ActivitySink* sink, std::string* why) = 0;
   // Hands over every activity completed so far (CUPTI: a forced flush of its buffers).
   virtual void Flush() = 0;
   // Stops delivering; a last Flush first.

@@ -8,12 +8,14 @@ namespace nf = native_format;
 
 bool Tracer::Start() {
   std::string why;
-  const bool ok = backend_ && backend_->Start(this, &why);
+  const StartResult r = backend_ ? backend_->Start(this, &why) : StartResult::kFailed;
   std::lock_guard<std::mutex> lock(mu_);
-  state_ = ok ? nf::TracerState::kTracing : (why.empty() ? nf::TracerState::kFailed : nf::TracerState::kSteppedAside);
-  why_ = ok ? "" : why.empty() ? "no activity backend" : why;
+  state_ = r == StartResult::kTracing        ? nf::TracerState::kTracing
+           : r == StartResult::kSteppedAside ? nf::TracerState::kSteppedAside
+                                             : nf::TracerState::kFailed;
+  why_ = r == StartResult::kTracing ? "" : why.empty() ? "no activity backend" : why;
   news_ = true;
-  return ok;
+  return r == StartResult::kTracing;
 }
 
 void Tracer::Stop() {
