@@ -249,6 +249,23 @@ TEST(PluginTest, KernelSamplingTimesOneOpInN) {
   EXPECT_EQ(timed, 3);
 }
 
+// COMMLENS_CUPTI=1 without CUPTI to load: the tracer says in the file why it records
+// nothing of the GPU, and NCCL's operations are recorded as ever.
+TEST(PluginTest, TheCuptiTracerSaysWhyItCannotStart) {
+  const std::string dir = FreshDir("cupti_absent");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CUPTI", "1"}, {"COMMLENS_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0x5B, "s", 1, 2, 0, &g_mask), 0);
+  for (int i = 0; i < 4; ++i) nccl.Collective(FakeCollective{});
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  EXPECT_EQ(t.comms.size(), 4u);
+  EXPECT_EQ(t.gpu.size(), 0u);
+  bool said = false;
+  for (const std::string& n : t.notes) said |= n.find("the CUPTI tracer could not start") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(PluginTest, CaptureWindowDurationClosesIt) {
   const std::string dir = FreshDir("duration");
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CAPTURE_DURATION_S", "0.1"}};

@@ -85,7 +85,7 @@ std::string CuptiBackend::ResultText(CUptiResult r) const {
 
 StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
   CuptiBackend* none = nullptr;
-  if (!g_current.compare_exchange_strong(none, this)) {
+  if (!g_current.compare_exchange_strong(none, this) && none != this) {
     *why = "another commlens tracer runs in this process";
     return StartResult::kFailed;
   }
@@ -101,7 +101,7 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
     g_current = nullptr;
     return StartResult::kFailed;
   }
-  api_ = new Api;
+  if (!api_) api_ = new Api;
   const bool resolved = Resolve(handle_, "cuptiSubscribe_v2", &api_->subscribe) &&
                         Resolve(handle_, "cuptiUnsubscribe", &api_->unsubscribe) &&
                         Resolve(handle_, "cuptiActivityRegisterCallbacks", &api_->register_callbacks) &&

@@ -10,6 +10,7 @@ bool Tracer::Start() {
   std::string why;
   const StartResult r = backend_ ? backend_->Start(this, &why) : StartResult::kFailed;
   std::lock_guard<std::mutex> lock(mu_);
+  stopped_ = false;
   state_ = r == StartResult::kTracing        ? nf::TracerState::kTracing
            : r == StartResult::kSteppedAside ? nf::TracerState::kSteppedAside
                                              : nf::TracerState::kFailed;

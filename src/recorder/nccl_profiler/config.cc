@@ -114,6 +114,8 @@ RecorderConfig ParseConfig(const EnvLookup& env) {
   if (const char* ctl = env("COMMLENS_CONTROL"); ctl != nullptr) cfg.control_path = ctl;
   ReadUnsigned(env, "COMMLENS_CONTROL_POLL_MS", 1, 60'000, &cfg.control_poll_ms, &cfg);
   if (const char* s = env("COMMLENS_FSYNC"); s != nullptr) cfg.fsync = std::string_view(s) == "1";
+  if (const char* s = env("COMMLENS_CUPTI"); s != nullptr) cfg.cupti = std::string_view(s) == "1";
+  if (const char* s = env("COMMLENS_CUPTI_LIBRARY"); s != nullptr) cfg.cupti_library = s;
 
   // Who this process is: the same rules as `commlens record` (common/launch_env.h).
   launch_env::LaunchEnv who = launch_env::DetectLaunchEnv(env);

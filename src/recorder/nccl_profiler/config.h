@@ -42,6 +42,11 @@ struct RecorderConfig {
   std::string control_path;            // COMMLENS_CONTROL
   uint32_t control_poll_ms = 20;       // COMMLENS_CONTROL_POLL_MS
   bool fsync = false;                  // COMMLENS_FSYNC
+  // COMMLENS_CUPTI=1: the CUPTI tracer records the GPU's kernels, copies and CUDA calls
+  // into the same file (recorder/cupti_tracer; experimental, off by default until it has
+  // been measured on a GPU).
+  bool cupti = false;
+  std::string cupti_library;  // COMMLENS_CUPTI_LIBRARY: libcupti's path (default: the loader's search)
 
   // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm,
   // PMIx) and COMMLENS_JOB_ID, by the rules of common/launch_env.h.

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/strings.h"
+#include "recorder/cupti_tracer/backend_factory.h"
 #include "recorder/launcher/output_names.h"
 #include "recorder/nccl_profiler/clock.h"
 
@@ -136,6 +137,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
     return abi::kSystemError;
   }
   RegisterExitHandler();
+  if (cfg_.cupti) StartTracer();
   running_ = true;
   return abi::kSuccess;
 }
@@ -219,6 +221,10 @@ void Session::Finalize(Context* ctx) {
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
 void Session::StopSession(nf::EndReason reason) {
   StopFlusher();
+  if (tracer_) {
+    tracer_->Stop();
+    DrainTracer();
+  }
   {
     std::lock_guard<std::mutex> g(mu_);
     recording_.store(false, std::memory_order_relaxed);
@@ -285,11 +291,29 @@ void Session::FlusherLoop() {
 
 // Serializes under mu_, writes outside it: init and finalize wait for the first only.
 void Session::Flush() {
+  DrainTracer();  // before the session's records: its flush still ends with the alive mark
   {
     std::lock_guard<std::mutex> g(mu_);
     SerializeLocked(false);
   }
   WriteQueued();
+}
+
+// The tracer's records go to the file through the same queue, each drain whole. A
+// backend that cannot start says why in the file (a Tracer record) and costs nothing.
+void Session::StartTracer() {
+  if (!tracer_) {
+    cupti_backend_ = cupti::NewCuptiBackend(cfg_.cupti_library);
+    tracer_ = new cupti::Tracer(cupti_backend_);
+  }
+  if (!tracer_->Start()) Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
+}
+
+void Session::DrainTracer() {
+  if (!tracer_) return;
+  nf::RecordWriter w;
+  tracer_->Drain(RealtimeNs(), &w);
+  if (!w.empty()) file_.Queue(w);
 }
 
 // Marks and the finished events of every live communicator, queued for the file. A

@@ -43,6 +43,7 @@
 #include "recorder/nccl_profiler/context.h"
 #include "recorder/nccl_profiler/serializer.h"
 #include "recorder/nccl_profiler/token.h"
+#include "recorder/cupti_tracer/tracer.h"
 #include "recorder/nccl_profiler/trace_file.h"
 
 namespace commlens::recorder {
@@ -136,6 +137,14 @@ class Session {
   std::vector<std::unique_ptr<Context>> contexts_;  // live and retired, freed at the last finalize
   uint32_t next_index_ = 0;  // comm indexes are not reused within a file
   int live_contexts_ = 0;
+
+  // The CUPTI tracer (COMMLENS_CUPTI=1): started with the session, drained by each flush
+  // before the session's own records, stopped at its end. Never freed, as the session:
+  // CUPTI's threads may call into it until the process is gone.
+  cupti::ActivityBackend* cupti_backend_ = nullptr;
+  cupti::Tracer* tracer_ = nullptr;
+  void StartTracer();
+  void DrainTracer();
 
   // Flusher thread (a pointer, so a forked child can let go of its parent's).
   std::unique_ptr<std::thread> flusher_;
