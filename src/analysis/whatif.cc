@@ -556,18 +556,12 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   // does what its peers do; its launch delays no longer than its peers' median for the
   // same activity, a rank without peers keeping its own), the rest as measured; and the
   // same without launch delays.
-  for (const WhatIfPart& part : fixes) {
-    WhatIfFix fix{part, {}, {}};
-    const Pick pick = pick_of(part);
+  // A prediction: each step's measured frame edited by |edit|, replayed with its launch
+  // delays and without.
+  auto predict = [&](WhatIfFix fix, const std::function<void(const StepGraph&, Frame*)>& edit) {
     for (const StepGraph& g : steps) {
       Frame f = measured_frame(g);
-      for (size_t n = 0; n < g.nodes.size(); ++n) {
-        const Node& x = g.nodes[n];
-        if (!pick(x)) continue;
-        f.duration[n] = x.fix_extra ? 0 : ideal_duration[x.kind];
-        f.transfer[n] = x.fix_extra ? 0 : ideal_transfer[x.kind];
-        f.delay[n] = x.fix_extra ? 0 : std::min(x.delay, x.typical_delay);
-      }
+      edit(g, &f);
       fix.step_time.push_back(Replay(g, f, &unresolved));
       std::fill(f.delay.begin(), f.delay.end(), 0);
       fix.no_delay.push_back(Replay(g, f, &unresolved));
@@ -576,12 +570,23 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     const double measured = MeanStep(out.replayed);
     fix.gain = measured > 0 ? 1.0 - static_cast<double>(fix.mean) / measured : 0;
     out.fixes.push_back(std::move(fix));
+  };
+  for (const WhatIfPart& part : fixes) {
+    const Pick pick = pick_of(part);
+    predict({part, {}, {}}, [&](const StepGraph& g, Frame* f) {
+      for (size_t n = 0; n < g.nodes.size(); ++n) {
+        const Node& x = g.nodes[n];
+        if (!pick(x)) continue;
+        f->duration[n] = x.fix_extra ? 0 : ideal_duration[x.kind];
+        f->transfer[n] = x.fix_extra ? 0 : ideal_transfer[x.kind];
+        f->delay[n] = x.fix_extra ? 0 : std::min(x.delay, x.typical_delay);
+      }
+    });
   }
   // The network at the benchmark's speed: each communication activity's transfer what the
   // curve of its op and group size gives for its bytes (busbw over the op's factor: the
   // algorithm bandwidth), the rest as measured.
   if (!options.network.empty()) {
-    WhatIfFix fix{{"network", options.network_label}, {}, {}};
     auto bench_transfer = [&](const Node& x) -> TimeNs {
       const model::RankTrace& r = trace.ranks[x.rank];
       const uint32_t c = x.row == kNone ? kNone : r.gpu.comm[x.row];
@@ -594,26 +599,20 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
       if (!(busbw > 0) || !(factor > 0)) return -1;
       return static_cast<TimeNs>(std::llround(static_cast<double>(r.comms.bytes[c]) / (busbw / factor)));  // GB/s = B/ns
     };
-    for (const StepGraph& g : steps) {
-      Frame f = measured_frame(g);
+    uint64_t priced = 0, unpriced = 0;
+    predict({{"network", options.network_label}, {}, {}}, [&](const StepGraph& g, Frame* f) {
       for (size_t n = 0; n < g.nodes.size(); ++n) {
         if (!g.nodes[n].grouped) continue;
         const TimeNs t = bench_transfer(g.nodes[n]);
         if (t < 0) {
-          ++fix.unpriced;
+          ++unpriced;
           continue;
         }
-        ++fix.priced;
-        f.transfer[n] = t;
+        ++priced;
+        f->transfer[n] = t;
       }
-      fix.step_time.push_back(Replay(g, f, &unresolved));
-      std::fill(f.delay.begin(), f.delay.end(), 0);
-      fix.no_delay.push_back(Replay(g, f, &unresolved));
-    }
-    fix.mean = static_cast<TimeNs>(MeanStep(fix.step_time));
-    const double measured = MeanStep(out.replayed);
-    fix.gain = measured > 0 ? 1.0 - static_cast<double>(fix.mean) / measured : 0;
-    out.fixes.push_back(std::move(fix));
+    });
+    out.fixes.back().priced = priced, out.fixes.back().unpriced = unpriced;
   }
   out.unresolved = unresolved;
   out.done = true;

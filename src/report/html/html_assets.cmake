@@ -33,6 +33,6 @@ set(COMMLENS_HTML_PAGE_DIR ${_html_dir}/page)
 set(COMMLENS_HTML_ASSETS_CC ${CMAKE_CURRENT_BINARY_DIR}/html_assets.cc)
 configure_file(${_html_dir}/html_assets.cc.in ${COMMLENS_HTML_ASSETS_CC} @ONLY)
 set_source_files_properties(${COMMLENS_HTML_ASSETS_CC} PROPERTIES OBJECT_DEPENDS
-  "${_chart_js};${_html_dir}/page/report.html;${_html_dir}/page/report.css;${_html_dir}/page/report.js;${_html_dir}/page/diff.js")
+  "${_chart_js};${_html_dir}/page/report.html;${_html_dir}/page/report.css;${_html_dir}/page/report.js;${_html_dir}/page/diff.js;${_html_dir}/page/common.js")
 # Configure again when the chart library appears or changes (setup.sh installs it).
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_html_dir}/package.json)

@@ -14,6 +14,7 @@ struct HtmlAssets {
   std::string_view page_css;
   std::string_view page_js;
   std::string_view diff_js;   // the script of `commlens diff --html` pages
+  std::string_view common_js; // what both scripts share, inlined before either
 };
 
 // What this binary was built with.

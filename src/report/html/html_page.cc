@@ -98,7 +98,7 @@ Result<std::string> RenderPage(std::string_view title, const nlohmann::json& dat
   const std::string chart_script =
       fmt::format("/* echarts {} (Apache License 2.0), inlined by commlens so the page stands alone. */\n{}\n",
                   assets.chart_library_version, assets.chart_js);
-  const std::string script = fmt::format("\n{}\n", page_script);
+  const std::string script = fmt::format("\n{}\n{}\n", assets.common_js, page_script);
   const std::string hashes = CspHash(chart_script) + " " + CspHash(script);
   return Fill(assets.page_html, {{"TITLE", HtmlEscape(title)},
                                  {"SCRIPT_HASHES", hashes},

@@ -6,25 +6,7 @@
   const data = JSON.parse(document.getElementById('report-data').textContent);
   const root = document.getElementById('report');
   const A = '#0072B2', B = '#E69F00';
-  const HTML_ESCAPES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
-  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
-
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === 'class') e.className = v; else e.setAttribute(k, v);
-    }
-    for (const c of children) if (c != null) e.append(c);
-    return e;
-  }
-  function fmtUs(us) {
-    if (us == null || !isFinite(us)) return '–';
-    const a = Math.abs(us);
-    if (a >= 1e6) return (us / 1e6).toFixed(2) + ' s';
-    if (a >= 1e3) return (us / 1e3).toFixed(2) + ' ms';
-    if (a >= 1) return us.toFixed(1) + ' µs';
-    return (us * 1e3).toFixed(0) + ' ns';
-  }
+  // el, fmtUs and esc: common.js, inlined before this script.
   function value(unit, v) {
     if (unit === 'us') return fmtUs(v);
     if (unit === 'GB/s') return v.toFixed(1) + ' GB/s';

@@ -21,22 +21,6 @@
   const charts = [];
 
   // ---- formatting -------------------------------------------------------------------
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === 'class') e.className = v; else if (k === 'style') e.style.cssText = v; else e.setAttribute(k, v);
-    }
-    for (const c of children) if (c != null) e.append(c);
-    return e;
-  }
-  function fmtUs(us) {
-    if (us == null || !isFinite(us)) return '–';
-    const a = Math.abs(us);
-    if (a >= 1e6) return (us / 1e6).toFixed(2) + ' s';
-    if (a >= 1e3) return (us / 1e3).toFixed(a >= 1e5 ? 1 : 2) + ' ms';
-    if (a >= 1) return us.toFixed(a >= 100 ? 0 : 1) + ' µs';
-    return (us * 1e3).toFixed(0) + ' ns';
-  }
   function fmtBytes(b) {
     if (b == null || b < 0) return '?';
     const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -45,14 +29,7 @@
     return (Number.isInteger(b) ? b : b.toFixed(b >= 10 ? 0 : 1)) + ' ' + u[i];
   }
   function fmtCount(n) { return Number(n).toLocaleString('en-US'); }
-  // Text for HTML. The tooltips below are HTML (echarts sets them with innerHTML), and the
-  // names in them come from the trace: a process group, host, kernel or benchmark can be
-  // named with an image tag whose onerror handler runs script. Every value a tooltip
-  // formatter puts into its markup goes through esc(). (Elements built with el() take text
-  // nodes, never markup; echarts escapes its own default tooltips; legends and axis labels
-  // are drawn on the canvas.)
-  const HTML_ESCAPES = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
-  const esc = (v) => String(v).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+  // el, fmtUs and esc: common.js, inlined before this script.
   function pct(x) { return x == null ? '–' : x.toFixed(1) + '%'; }
   // One unit for a chart's time axis, chosen from its largest value in microseconds.
   function timeUnit(maxUs) {
