@@ -82,7 +82,7 @@ void Tracer::Drain(int64_t now_ns, nf::RecordWriter* into) {
   if (news_ || records_ != reported_) {
     nf::TracerRecord t{};
     t.time_ns = now_ns;
-    t.state = static_cast<uint32_t>(state_);
+    t.state = static_cast<uint32_t>(state_.load());
     t.reason = StringIdLocked(why_);
     t.records = records_;
     t.dropped = dropped_;

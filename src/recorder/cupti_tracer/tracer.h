@@ -42,7 +42,7 @@ class Tracer final : public ActivitySink {
   // Stops the backend; the last records wait for the last Drain.
   void Stop();
 
-  bool tracing() const { return state_ == native_format::TracerState::kTracing; }
+  bool tracing() const { return state_.load() == native_format::TracerState::kTracing; }
   uint64_t records() const;
   uint64_t dropped() const;
 
@@ -56,7 +56,7 @@ class Tracer final : public ActivitySink {
   uint32_t StringIdLocked(std::string_view text);  // 0 for empty text
 
   ActivityBackend* backend_;
-  native_format::TracerState state_ = native_format::TracerState::kFailed;
+  std::atomic<native_format::TracerState> state_{native_format::TracerState::kFailed};
   std::string why_;  // when not tracing
   std::atomic<bool> stopped_{false};
 

@@ -128,6 +128,8 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
 
   if (!OpenFile()) return abi::kSystemError;
   WriteProcessRecord();
+  // Before the flusher starts: it drains the tracer (tracer_ is set once, here).
+  if (cfg_.cupti) StartTracer();
   stop_flusher_ = false;
   try {
     flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
@@ -137,7 +139,6 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
     return abi::kSystemError;
   }
   RegisterExitHandler();
-  if (cfg_.cupti) StartTracer();
   running_ = true;
   return abi::kSuccess;
 }
@@ -221,7 +222,7 @@ void Session::Finalize(Context* ctx) {
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
 void Session::StopSession(nf::EndReason reason) {
   StopFlusher();
-  if (tracer_) {
+  if (tracer_ && cfg_.cupti) {
     tracer_->Stop();
     DrainTracer();
   }
@@ -310,7 +311,7 @@ void Session::StartTracer() {
 }
 
 void Session::DrainTracer() {
-  if (!tracer_) return;
+  if (!tracer_ || !cfg_.cupti) return;
   nf::RecordWriter w;
   tracer_->Drain(RealtimeNs(), &w);
   if (!w.empty()) file_.Queue(w);
