@@ -118,10 +118,20 @@ TEST(CuptiTranslate, AStartAndItsEndAreOneRange) {
   auto mark = Zeroed<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
   mark.flags = CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, mark.timestamp = 300, mark.name = "checkpoint";
   EXPECT_TRUE(t.Translate(reinterpret_cast<CUpti_Activity*>(&mark), &c));
-  auto orphan = Zeroed<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
-  orphan.flags = CUPTI_ACTIVITY_FLAG_MARKER_END, orphan.id = 99, orphan.timestamp = 400;
-  EXPECT_FALSE(t.Translate(reinterpret_cast<CUpti_Activity*>(&orphan), &c));
-  ASSERT_EQ(c.ranges.size(), 2u);
+  // An END before its START (another thread's buffer came first): it waits.
+  auto early_end = Zeroed<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
+  early_end.flags = CUPTI_ACTIVITY_FLAG_MARKER_END, early_end.id = 99, early_end.timestamp = 400;
+  EXPECT_FALSE(t.Translate(reinterpret_cast<CUpti_Activity*>(&early_end), &c));
+  EXPECT_EQ(t.open_ranges(), 1u);
+  auto late_start = Zeroed<CUpti_ActivityMarker2>(CUPTI_ACTIVITY_KIND_MARKER);
+  late_start.flags = CUPTI_ACTIVITY_FLAG_MARKER_START, late_start.id = 99, late_start.timestamp = 350;
+  late_start.name = "backward", late_start.objectKind = CUPTI_ACTIVITY_OBJECT_PROCESS;
+  EXPECT_TRUE(t.Translate(reinterpret_cast<CUpti_Activity*>(&late_start), &c));
+  ASSERT_EQ(c.ranges.size(), 3u);
+  EXPECT_EQ(std::get<0>(c.ranges[2]).start_ns, 350);
+  EXPECT_EQ(std::get<0>(c.ranges[2]).end_ns, 400);
+  EXPECT_EQ(std::get<0>(c.ranges[2]).tid, -1);  // a process's marker names no thread
+  EXPECT_EQ(std::get<1>(c.ranges[2]), "backward");
   const auto& [range, name, domain] = c.ranges[0];
   EXPECT_EQ(range.start_ns, 100);
   EXPECT_EQ(range.end_ns, 250);

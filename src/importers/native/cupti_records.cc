@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 namespace commlens::importers::native {
 
@@ -80,14 +81,23 @@ void CuptiRecords::Decode(const nf::RecordView& r, model::ImportStats* stats) {
   }
 }
 
-void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text, int32_t pid, model::RankTrace* t) const {
+void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text_of, int32_t pid, model::RankTrace* t) const {
+  // Each string id interned once, however many rows name it.
+  std::unordered_map<uint32_t, model::StringId> interned;
+  auto intern = [&](uint32_t id) {
+    auto [it, added] = interned.try_emplace(id);
+    if (added) it->second = t->strings.Intern(text_of(id));
+    return it->second;
+  };
+  auto text = [&](uint32_t id) { return std::string(t->strings.Get(intern(id))); };
   model::GpuActivities& g = t->gpu;
   g.Reserve(g.size() + gpu_.size());
   for (size_t i : ByStart(gpu_)) {
     const nf::GpuActivityRecord& a = gpu_[i].first;
-    std::string name = text(a.name);
-    if (name.empty()) name = a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kKernel) ? "(unnamed kernel)" : "(unnamed)";
-    const uint32_t row = g.Append(a.start_ns, a.end_ns, t->strings.Intern(name), a.device, static_cast<int32_t>(a.stream),
+    model::StringId name = intern(a.name);
+    if (t->strings.Get(name).empty())
+      name = t->strings.Intern(a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kKernel) ? "(unnamed kernel)" : "(unnamed)");
+    const uint32_t row = g.Append(a.start_ns, a.end_ns, name, a.device, static_cast<int32_t>(a.stream),
                                   static_cast<int64_t>(a.correlation & INT64_MAX), KindOf(a.kind));
     if (a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kMemcpy))
       g.copy[row] = a.copy_kind <= static_cast<uint8_t>(nf::CopyKindCode::kUnknown) ? static_cast<model::CopyKind>(a.copy_kind)
@@ -97,15 +107,14 @@ void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text, int32_
   }
   for (size_t i : ByStart(api_)) {
     const nf::CudaApiRecord& a = api_[i].first;
-    t->host.Append(a.start_ns, a.end_ns, t->strings.Intern(text(a.name)), pid, a.tid,
+    t->host.Append(a.start_ns, a.end_ns, intern(a.name), pid, a.tid,
                    static_cast<int64_t>(a.correlation & INT64_MAX),
                    a.kind == static_cast<uint8_t>(nf::CudaApiKind::kDriver) ? model::HostKind::kDriver
                                                                             : model::HostKind::kRuntime);
   }
   for (size_t i : ByStart(ranges_)) {
     const nf::RangeRecord& x = ranges_[i].first;
-    t->annotations.Append(x.start_ns, x.end_ns, t->strings.Intern(text(x.name)), t->strings.Intern(text(x.domain)), pid,
-                          x.tid, -1);
+    t->annotations.Append(x.start_ns, x.end_ns, intern(x.name), intern(x.domain), pid, x.tid, -1);
   }
   if (tracer_) {
     const nf::TracerRecord& s = *tracer_;

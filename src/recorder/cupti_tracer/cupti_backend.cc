@@ -1,11 +1,15 @@
 #include "recorder/cupti_tracer/cupti_backend.h"
 
 #include <cupti_callbacks.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <time.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace commlens::recorder::cupti {
@@ -18,7 +22,10 @@ struct CuptiBackend::Api {
   decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp = nullptr;
   decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;
   decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityEnableAndDump) enable_and_dump = nullptr;
   decltype(&cuptiActivityDisable) disable = nullptr;
+  decltype(&cuptiActivityEnableRuntimeApi) enable_runtime_api = nullptr;
+  decltype(&cuptiActivityEnableDriverApi) enable_driver_api = nullptr;
   decltype(&cuptiActivityFlushAll) flush_all = nullptr;
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiActivityGetNumDroppedRecords) dropped = nullptr;
@@ -30,17 +37,34 @@ namespace {
 
 std::atomic<CuptiBackend*> g_current{nullptr};
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONTEXT,  // first: the syncs' devices come from it
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-    CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMCPY2,
-    CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_MARKER,
+// What the tracer needs of the GPU, kernels first (the one kind it cannot do without).
+// Contexts are dumped too, for those that exist already (a late attach): the syncs'
+// devices come from them.
+constexpr CUpti_ActivityKind kKernels = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+constexpr CUpti_ActivityKind kOptional[] = {
+    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER,
 };
+// The CUDA calls that launch, copy, set and wait: enabled one by one, not the whole
+// runtime and driver kinds (every cudaGetDevice and every polling cudaEventQuery, twice).
+constexpr CUpti_CallbackId kRuntimeCalls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,                CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,      CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,     CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+};
+constexpr CUpti_CallbackId kDriverCalls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,   CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+};
+
+// Our buffers carry this word just past the size CUPTI is given: a buffer without it is
+// another client's (one that replaced our callbacks), neither read nor freed here.
+constexpr uint64_t kBufferMagic = 0x636f6d6d6c656e73ULL;  // "commlens"
 
 uint64_t CUPTIAPI RealtimeNs() {
   timespec ts;
@@ -49,6 +73,9 @@ uint64_t CUPTIAPI RealtimeNs() {
 }
 
 void CUPTIAPI NoCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+// A forked child (a data loader) records nothing of its parent's tracer.
+void ForgetInChild() { g_current.store(nullptr); }
 
 template <typename F>
 bool Resolve(void* handle, const char* name, F* out) {
@@ -60,13 +87,9 @@ bool Resolve(void* handle, const char* name, F* out) {
 
 CuptiBackend::CuptiBackend(std::string library)
     : library_(std::move(library)), translator_([this](bool runtime, uint32_t cbid) {
-        const char* name = nullptr;
-        if (api_ && api_->callback_name &&
-            api_->callback_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) ==
-                CUPTI_SUCCESS &&
-            name)
-          return std::string(name);
-        return std::string(runtime ? "cuda" : "cu") + "#" + std::to_string(cbid);
+        // Names were looked up at Start: no CUPTI call from inside its callback.
+        auto it = api_names_.find((runtime ? 0x100000000ULL : 0) | cbid);
+        return it != api_names_.end() ? it->second : std::string(runtime ? "cuda#" : "cu#") + std::to_string(cbid);
       }) {}
 
 CuptiBackend::~CuptiBackend() {
@@ -89,18 +112,20 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
     *why = "another commlens tracer runs in this process";
     return StartResult::kFailed;
   }
+  auto fail = [&](StartResult r, std::string text) {
+    *why = std::move(text);
+    g_current = nullptr;
+    return r;
+  };
   const std::vector<std::string> candidates =
       library_.empty() ? std::vector<std::string>{"libcupti.so.13", "libcupti.so"} : std::vector<std::string>{library_};
   for (const std::string& name : candidates) {
-    handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_) break;
+    if (!handle_) handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  if (!handle_) {
-    *why = std::string("CUPTI could not be loaded (") + dlerror() + "): put the CUDA toolkit's or the nvidia-cuda-cupti "
-           "package's lib folder on LD_LIBRARY_PATH";
-    g_current = nullptr;
-    return StartResult::kFailed;
-  }
+  if (!handle_)
+    return fail(StartResult::kFailed, std::string("CUPTI could not be loaded (") + dlerror() +
+                                          "): put the CUDA toolkit's or the nvidia-cuda-cupti package's lib folder on "
+                                          "LD_LIBRARY_PATH, or name it in COMMLENS_CUPTI_LIBRARY");
   if (!api_) api_ = new Api;
   const bool resolved = Resolve(handle_, "cuptiSubscribe_v2", &api_->subscribe) &&
                         Resolve(handle_, "cuptiUnsubscribe", &api_->unsubscribe) &&
@@ -108,17 +133,16 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
                         Resolve(handle_, "cuptiActivityRegisterTimestampCallback", &api_->register_timestamp) &&
                         Resolve(handle_, "cuptiSetThreadIdType", &api_->set_thread_id_type) &&
                         Resolve(handle_, "cuptiActivityEnable", &api_->enable) &&
+                        Resolve(handle_, "cuptiActivityEnableAndDump", &api_->enable_and_dump) &&
                         Resolve(handle_, "cuptiActivityDisable", &api_->disable) &&
+                        Resolve(handle_, "cuptiActivityEnableRuntimeApi", &api_->enable_runtime_api) &&
+                        Resolve(handle_, "cuptiActivityEnableDriverApi", &api_->enable_driver_api) &&
                         Resolve(handle_, "cuptiActivityFlushAll", &api_->flush_all) &&
                         Resolve(handle_, "cuptiActivityGetNextRecord", &api_->next_record) &&
                         Resolve(handle_, "cuptiActivityGetNumDroppedRecords", &api_->dropped) &&
                         Resolve(handle_, "cuptiGetResultString", &api_->result_string) &&
                         Resolve(handle_, "cuptiGetCallbackName", &api_->callback_name);
-  if (!resolved) {
-    *why = "this CUPTI lacks a call the tracer needs (CUDA 13's CUPTI is expected)";
-    g_current = nullptr;
-    return StartResult::kFailed;
-  }
+  if (!resolved) return fail(StartResult::kFailed, "this CUPTI lacks a call the tracer needs (CUDA 13's CUPTI is expected)");
   // Another client? CUDA 13's CUPTI serves one subscriber: probe, and let go at once, so
   // that a PyTorch profiler started later still finds the slot free.
   CUpti_SubscriberHandle probe = nullptr;
@@ -129,69 +153,86 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
   params.oldSubscriberName = holder;
   params.oldSubscriberSize = sizeof(holder) - 1;
   const CUptiResult sub = api_->subscribe(&probe, &NoCallback, nullptr, &params);
-  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    *why = std::string("another CUPTI client holds CUPTI") + (holder[0] ? std::string(" (") + holder + ")" : "");
-    g_current = nullptr;
-    return StartResult::kSteppedAside;
-  }
-  if (sub != CUPTI_SUCCESS) {
-    *why = "CUPTI refused a subscriber: " + ResultText(sub);
-    g_current = nullptr;
-    return StartResult::kFailed;
-  }
+  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    return fail(StartResult::kSteppedAside,
+                std::string("another CUPTI client holds CUPTI") + (holder[0] ? std::string(" (") + holder + ")" : ""));
+  if (sub != CUPTI_SUCCESS) return fail(StartResult::kFailed, "CUPTI refused a subscriber: " + ResultText(sub));
   api_->unsubscribe(probe);
-  // Before any kind is enabled: the clock and the thread ids (AH: they must not change
-  // during a session).
+  // Before any kind is enabled: the clock (records in another clock would be placed
+  // wrong: refused) and the thread ids (kernel ids; pthread_self's otherwise).
+  if (CUptiResult r = api_->register_timestamp(&RealtimeNs); r != CUPTI_SUCCESS)
+    return fail(StartResult::kFailed, "CUPTI refused the CLOCK_REALTIME timestamps: " + ResultText(r));
   api_->set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-  api_->register_timestamp(&RealtimeNs);
-  if (CUptiResult r = api_->register_callbacks(&OnBufferRequested, &OnBufferCompleted); r != CUPTI_SUCCESS) {
-    *why = "CUPTI refused the activity buffers: " + ResultText(r);
-    g_current = nullptr;
-    return StartResult::kFailed;
-  }
+  if (CUptiResult r = api_->register_callbacks(&OnBufferRequested, &OnBufferCompleted); r != CUPTI_SUCCESS)
+    return fail(StartResult::kFailed, "CUPTI refused the activity buffers: " + ResultText(r));
+  // The names of the calls traced, looked up once here.
+  auto name_of = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    const char* name = nullptr;
+    return api_->callback_name(domain, cbid, &name) == CUPTI_SUCCESS && name ? std::string(name) : std::string();
+  };
+  for (CUpti_CallbackId id : kRuntimeCalls) api_names_[0x100000000ULL | id] = name_of(CUPTI_CB_DOMAIN_RUNTIME_API, id);
+  for (CUpti_CallbackId id : kDriverCalls) api_names_[id] = name_of(CUPTI_CB_DOMAIN_DRIVER_API, id);
   sink_ = sink;
-  for (CUpti_ActivityKind k : kKinds) {
-    const CUptiResult r = api_->enable(k);
-    if (r == CUPTI_SUCCESS) continue;
-    DisableAll();
+  if (CUptiResult r = api_->enable(kKernels); r != CUPTI_SUCCESS) {
     sink_ = nullptr;
-    g_current = nullptr;
-    *why = "CUPTI refused activity kind " + std::to_string(static_cast<int>(k)) + ": " + ResultText(r);
-    // NOT_COMPATIBLE: another tool traces the same kinds.
-    return r == CUPTI_ERROR_NOT_COMPATIBLE ? StartResult::kSteppedAside : StartResult::kFailed;
+    // NOT_COMPATIBLE: another tool traces kernels.
+    return fail(r == CUPTI_ERROR_NOT_COMPATIBLE ? StartResult::kSteppedAside : StartResult::kFailed,
+                "CUPTI refused to trace kernels: " + ResultText(r));
   }
+  enabled_ = {kKernels};
+  for (CUpti_ActivityKind k : kOptional)
+    if (api_->enable(k) == CUPTI_SUCCESS) enabled_.push_back(k);
+  if (api_->enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT) == CUPTI_SUCCESS) enabled_.push_back(CUPTI_ACTIVITY_KIND_CONTEXT);
+  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 1);
+  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 1);
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, [] { pthread_atfork(nullptr, nullptr, &ForgetInChild); });
   started_ = true;
   return StartResult::kTracing;
 }
 
-void CuptiBackend::DisableAll() {
-  if (!api_ || !api_->disable) return;
-  for (CUpti_ActivityKind k : kKinds) api_->disable(k);
+void CuptiBackend::DisableOurs() {
+  if (!api_) return;
+  for (CUpti_ActivityKind k : enabled_) api_->disable(k);
+  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 0);
+  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 0);
+  enabled_.clear();
 }
 
-void CuptiBackend::Flush() {
-  if (!started_) return;
+// Hands over what CUPTI has completed; |forced| also the buffers still being filled
+// (their records up to the first unfinished one): only at the end.
+void CuptiBackend::FlushBuffers(bool forced) {
   // Completed callbacks run on this thread inside the call: no lock is held here.
-  api_->flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  api_->flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   size_t dropped = 0;
   if (api_->dropped(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped > 0 && sink_) sink_->OnDropped(dropped);
 }
 
+void CuptiBackend::Flush() {
+  if (started_) FlushBuffers(false);
+}
+
 void CuptiBackend::Stop() {
   if (!started_) return;
-  Flush();
-  DisableAll();
+  DisableOurs();  // first: nothing new is recorded into buffers handed over after this
+  FlushBuffers(true);
   started_ = false;
 }
 
 void CUPTIAPI CuptiBackend::OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
   // On the application's thread, inside a CUDA call: allocate and return, nothing more.
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes + sizeof(kBufferMagic)));
+  if (b) std::memcpy(b + kBufferBytes, &kBufferMagic, sizeof(kBufferMagic));
+  *buffer = b;
+  *size = b ? kBufferBytes : 0;
   *max_records = 0;  // as many as fit
 }
 
-void CUPTIAPI CuptiBackend::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+void CUPTIAPI CuptiBackend::OnBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t size, size_t valid) {
+  if (!buffer || size != kBufferBytes) return;  // not one of ours
+  uint64_t magic = 0;
+  std::memcpy(&magic, buffer + size, sizeof(magic));
+  if (magic != kBufferMagic) return;
   if (CuptiBackend* self = g_current.load()) self->Completed(buffer, valid);
   std::free(buffer);
 }
@@ -200,7 +241,10 @@ void CuptiBackend::Completed(uint8_t* buffer, size_t valid) {
   if (!sink_ || !api_) return;
   std::lock_guard<std::mutex> lock(mu_);
   CUpti_Activity* record = nullptr;
-  while (api_->next_record(buffer, valid, &record) == CUPTI_SUCCESS) translator_.Translate(record, sink_);
+  CUptiResult r;
+  while ((r = api_->next_record(buffer, valid, &record)) == CUPTI_SUCCESS) translator_.Translate(record, sink_);
+  // An unfinished record (a forced flush) ends the buffer early: what follows it is lost.
+  if (r == CUPTI_ERROR_INVALID_KIND) sink_->OnDropped(1);
 }
 
 }  // namespace commlens::recorder::cupti

@@ -6,11 +6,15 @@
 // path); probes for another CUPTI client by subscribing and at once unsubscribing (CUDA
 // 13's CUPTI serves one subscriber: the PyTorch profiler and Nsight Systems hold it; the
 // probe returns its name) and steps aside if one is there; has CUPTI stamp records on
-// CLOCK_REALTIME (the file's clock) and name threads by their kernel ids; registers its
-// buffers; enables kernels, copies (peer too), sets, syncs, contexts, runtime and driver
-// calls and NVTX markers (the NVTX ones arrive only when NVTX is injected: to do).
-// Buffers are 8 MiB, allocated on CUPTI's request (on the application's thread, inside a
-// CUDA call: no lock taken there) and freed once translated.
+// CLOCK_REALTIME (the file's clock; refused otherwise) and name threads by their kernel
+// ids; registers its buffers; enables kernels (required), copies, peer copies, sets, syncs
+// and NVTX markers (optional each; the NVTX ones arrive only when NVTX is injected: to
+// do), dumps the contexts that exist (a late attach), and traces only the CUDA calls that
+// launch, copy, set or wait, by callback id. Buffers are 8 MiB, allocated on CUPTI's
+// request (on the application's thread, inside a CUDA call: no lock taken there), tagged
+// past their end so that one of another client's is neither read nor freed, and freed
+// once translated. A periodic Flush hands over completed buffers only; Stop disables
+// what it enabled, then forces out the rest.
 //
 // Threading: CUPTI calls the completed callback on its own thread, or on the thread in
 // Flush; translation is serialized by |mu_|. CUPTI's callbacks carry no user data, so one
@@ -19,6 +23,8 @@
 
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "recorder/cupti_tracer/activity_backend.h"
 #include "recorder/cupti_tracer/cupti_translate.h"
@@ -42,13 +48,16 @@ class CuptiBackend final : public ActivityBackend {
   static void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
   void Completed(uint8_t* buffer, size_t valid);
   std::string ResultText(CUptiResult r) const;
-  void DisableAll();
+  void DisableOurs();
+  void FlushBuffers(bool forced);
 
   std::string library_;
   void* handle_ = nullptr;
   Api* api_ = nullptr;
   ActivitySink* sink_ = nullptr;
   bool started_ = false;
+  std::vector<CUpti_ActivityKind> enabled_;               // the kinds this backend enabled
+  std::unordered_map<uint64_t, std::string> api_names_;  // (runtime << 32 | cbid) -> name, from Start
   std::mutex mu_;  // translation
   Translator translator_;
 };

@@ -45,13 +45,13 @@ const char* SyncName(uint32_t type) {
   }
 }
 
-nf::GpuActivityRecord Gpu(nf::GpuActivityKind kind, uint64_t start, uint64_t end, uint32_t correlation, uint32_t device,
+nf::GpuActivityRecord Gpu(nf::GpuActivityKind kind, uint64_t start, uint64_t end, uint32_t correlation, int32_t device,
                           uint32_t context, uint32_t stream) {
   nf::GpuActivityRecord g{};
   g.kind = static_cast<uint8_t>(kind);
   g.start_ns = Ns(start), g.end_ns = Ns(end);
   g.correlation = correlation;
-  g.device = static_cast<int32_t>(device);
+  g.device = device;
   g.context = context;
   g.stream = stream;
   g.bytes = -1;
@@ -60,18 +60,28 @@ nf::GpuActivityRecord Gpu(nf::GpuActivityKind kind, uint64_t start, uint64_t end
 
 }  // namespace
 
-const std::string& Translator::KernelName(const char* mangled) {
-  static const std::string kNone;
-  if (!mangled) return kNone;
-  // CUPTI shares one name among the records of a kernel: demangled once per pointer.
+std::string_view Translator::KernelName(const char* mangled) {
+  if (!mangled) return {};
+  // Demangled once per name (by its text: a module unloaded and another loaded may reuse
+  // the address of a name CUPTI gave before).
   auto [it, added] = names_.try_emplace(mangled);
   if (added) {
     int status = 0;
     char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
     it->second = status == 0 && plain ? plain : mangled;
     std::free(plain);
+    if (names_.size() > kMaxNames) {  // a JIT that names every kernel anew: start over
+      std::string keep = std::move(it->second);
+      names_.clear();
+      it = names_.emplace(mangled, std::move(keep)).first;
+    }
   }
   return it->second;
+}
+
+int32_t Translator::DeviceOf(uint32_t context, uint32_t device) {
+  device_of_[context] = static_cast<int32_t>(device);
+  return static_cast<int32_t>(device);
 }
 
 bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
@@ -79,16 +89,17 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      if (k->start == 0 && k->end == 0) return false;  // CUPTI could not time it
-      sink->OnGpuActivity(Gpu(nf::GpuActivityKind::kKernel, k->start, k->end, k->correlationId, k->deviceId, k->contextId,
-                              k->streamId),
+      if (k->start == 0) return false;  // CUPTI could not time it
+      sink->OnGpuActivity(Gpu(nf::GpuActivityKind::kKernel, k->start, k->end, k->correlationId,
+                              DeviceOf(k->contextId, k->deviceId), k->contextId, k->streamId),
                           KernelName(k->name));
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, m->start, m->end, m->correlationId, m->deviceId,
-                                    m->contextId, m->streamId);
+      if (m->start == 0) return false;
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, m->start, m->end, m->correlationId,
+                                    DeviceOf(m->contextId, m->deviceId), m->contextId, m->streamId);
       const nf::CopyKindCode kind = CopyKindOf(m->copyKind);
       g.copy_kind = static_cast<uint8_t>(kind);
       g.bytes = static_cast<int64_t>(std::min<uint64_t>(m->bytes, INT64_MAX));
@@ -97,8 +108,9 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, m->start, m->end, m->correlationId, m->deviceId,
-                                    m->contextId, m->streamId);
+      if (m->start == 0) return false;
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, m->start, m->end, m->correlationId,
+                                    DeviceOf(m->contextId, m->deviceId), m->contextId, m->streamId);
       g.copy_kind = static_cast<uint8_t>(nf::CopyKindCode::kPtoP);
       g.bytes = static_cast<int64_t>(std::min<uint64_t>(m->bytes, INT64_MAX));
       sink->OnGpuActivity(g, "Memcpy PtoP");
@@ -106,17 +118,21 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemset, m->start, m->end, m->correlationId, m->deviceId,
-                                    m->contextId, m->streamId);
+      if (m->start == 0) return false;
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemset, m->start, m->end, m->correlationId,
+                                    DeviceOf(m->contextId, m->deviceId), m->contextId, m->streamId);
       g.bytes = static_cast<int64_t>(std::min<uint64_t>(m->bytes, INT64_MAX));
       sink->OnGpuActivity(g, "Memset");
       return true;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       const auto* s = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
+      if (s->start == 0) return false;
+      // Its device is its context's, learned from the context's records or any activity
+      // of it; unknown (-1) until then.
       auto dev = device_of_.find(s->contextId);
       nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kSync, s->start, s->end, s->correlationId,
-                                    dev == device_of_.end() ? 0 : static_cast<uint32_t>(dev->second), s->contextId,
+                                    dev == device_of_.end() ? -1 : dev->second, s->contextId,
                                     s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId);
       sink->OnGpuActivity(g, SyncName(s->type));
       return true;
@@ -140,33 +156,36 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
     }
     case CUPTI_ACTIVITY_KIND_MARKER: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
-      const int32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || m->objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
-                              ? static_cast<int32_t>(m->objectId.pt.threadId)
-                              : -1;
-      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+      const int32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? static_cast<int32_t>(m->objectId.pt.threadId) : -1;
+      auto emit = [&](int64_t start, int64_t end, int32_t at, const std::string& name, const std::string& domain, uint8_t flags) {
         nf::RangeRecord r{};
-        r.start_ns = r.end_ns = Ns(m->timestamp);
-        r.tid = tid;
-        r.flags = nf::kRangeFlagMark;
-        sink->OnRange(r, m->name ? m->name : "", m->domain ? m->domain : "");
+        r.start_ns = start, r.end_ns = std::max(start, end), r.tid = at, r.flags = flags;
+        sink->OnRange(r, name, domain);
+      };
+      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+        emit(Ns(m->timestamp), Ns(m->timestamp), tid, m->name ? m->name : "", m->domain ? m->domain : "", nf::kRangeFlagMark);
         return true;
       }
-      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-        open_[m->id] = {Ns(m->timestamp), tid, m->name ? m->name : "", m->domain ? m->domain : ""};
+      // A START and its END may come in either order (per-thread buffers are not ordered
+      // with each other): whichever comes first waits for the other.
+      const bool start = m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START;
+      if (!start && !(m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END)) return false;
+      auto it = open_.find(m->id);
+      if (it == open_.end()) {
+        if (open_.size() >= kMaxOpen) open_.clear();  // ends that never come: start over
+        Open o;
+        o.time = Ns(m->timestamp), o.tid = tid, o.is_start = start;
+        if (start) o.name = m->name ? m->name : "", o.domain = m->domain ? m->domain : "";
+        open_.emplace(m->id, std::move(o));
         return false;
       }
-      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-        auto it = open_.find(m->id);
-        if (it == open_.end()) return false;  // its START was not seen (before the tracer began)
-        nf::RangeRecord r{};
-        r.start_ns = it->second.start;
-        r.end_ns = std::max(r.start_ns, Ns(m->timestamp));
-        r.tid = it->second.tid;
-        sink->OnRange(r, it->second.name, it->second.domain);
-        open_.erase(it);
-        return true;
-      }
-      return false;
+      const Open& other = it->second;
+      if (other.is_start == start) return false;  // a repeat: ignore
+      const Open& s = start ? Open{Ns(m->timestamp), tid, true, m->name ? m->name : "", m->domain ? m->domain : ""} : other;
+      const int64_t end = start ? other.time : Ns(m->timestamp);
+      emit(s.time, end, s.tid, s.name, s.domain, 0);
+      open_.erase(it);
+      return true;
     }
     default: return false;
   }

@@ -2,9 +2,11 @@
 // the tracer's sink: kernels, copies (peer copies too), sets and syncs as GpuActivity
 // records; runtime and driver calls as CudaApi records; NVTX markers as Range records.
 //
-// Kernel names are demangled, as Kineto and Nsight show them. What needs state is kept here: a range arrives as two marker records, START (with the
-// name and domain) and END, sharing an id, so START waits for its END; a sync record has
-// no device, so the device of its context (from CONTEXT records) is used. Times are taken
+// Kernel names are demangled, as Kineto and Nsight show them. What needs state is kept
+// here: a range arrives as two marker records, START (with the name and domain) and END,
+// sharing an id, in either order, so the first waits for the other; a sync record has no
+// device, so its context's is used (from CONTEXT records, or any activity of the context;
+// -1 while unknown). Records CUPTI could not time (start 0) are left out. Times are taken
 // as CUPTI gives them: the backend has CUPTI stamp them on CLOCK_REALTIME ns, the file's
 // clock. Only fields every record version of a kind shares at the same place are read.
 //
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <cupti_activity.h>
@@ -36,17 +39,22 @@ class Translator {
   size_t open_ranges() const { return open_.size(); }
 
  private:
+  static constexpr size_t kMaxOpen = 1 << 16;   // markers waiting for their other half
+  static constexpr size_t kMaxNames = 1 << 16;  // kernel names kept demangled
   struct Open {
-    int64_t start;
+    int64_t time;
     int32_t tid;
-    std::string name, domain;
+    bool is_start;
+    std::string name, domain;  // the START's
   };
   // A kernel's name as Kineto and Nsight show it (demangled: CUPTI gives the mangled one).
-  const std::string& KernelName(const char* mangled);
+  std::string_view KernelName(const char* mangled);
+  // |device|, noted as its context's.
+  int32_t DeviceOf(uint32_t context, uint32_t device);
 
   ApiName api_name_;
-  std::unordered_map<const char*, std::string> names_;  // CUPTI's name pointer -> demangled
-  std::unordered_map<uint64_t, Open> open_;             // marker id -> its START
+  std::unordered_map<std::string, std::string> names_;  // mangled -> demangled
+  std::unordered_map<uint64_t, Open> open_;             // marker id -> the half seen first
   std::unordered_map<uint32_t, int32_t> device_of_;     // context id -> device
 };
 

@@ -10,6 +10,11 @@ bool Tracer::Start() {
   std::string why;
   const StartResult r = backend_ ? backend_->Start(this, &why) : StartResult::kFailed;
   std::lock_guard<std::mutex> lock(mu_);
+  // A new session writes a new file: its strings are named again, and what an earlier
+  // file did not get is not carried into this one.
+  ids_.clear();
+  pending_.Clear();
+  records_ = dropped_ = reported_ = 0;
   stopped_ = false;
   state_ = r == StartResult::kTracing        ? nf::TracerState::kTracing
            : r == StartResult::kSteppedAside ? nf::TracerState::kSteppedAside
@@ -36,12 +41,14 @@ uint64_t Tracer::dropped() const {
 uint32_t Tracer::StringIdLocked(std::string_view text) {
   if (text.empty()) return 0;
   if (text.size() > kMaxName) text = text.substr(0, kMaxName);
-  auto [it, added] = ids_.try_emplace(std::string(text), next_id_);
-  if (added) {
-    pending_.AppendString(next_id_, text);
-    ++next_id_;
-  }
-  return it->second;
+  if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+  // Unique NVTX messages would grow the table without end: past kMaxStrings, names are
+  // written again under new ids (the file stays right; it only grows).
+  if (ids_.size() >= kMaxStrings) ids_.clear();
+  const uint32_t id = next_id_++;
+  pending_.AppendString(id, text);
+  ids_.emplace(std::string(text), id);
+  return id;
 }
 
 void Tracer::OnGpuActivity(const nf::GpuActivityRecord& record, std::string_view name) {

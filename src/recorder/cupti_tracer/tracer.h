@@ -30,12 +30,13 @@ class Tracer final : public ActivitySink {
   static constexpr uint32_t kStringBase = 0x80000000u;
   // The longest name kept (a kernel's template name can run to kilobytes).
   static constexpr size_t kMaxName = 4096;
+  static constexpr size_t kMaxStrings = 1 << 16;  // names remembered (see StringIdLocked)
 
   explicit Tracer(ActivityBackend* backend) : backend_(backend) {}
   ~Tracer() override = default;
 
-  // Starts the backend; whether it traces (else it stepped aside or failed, as the next
-  // drain's Tracer record says).
+  // Starts the backend for a new file (strings are named again); whether it traces (else
+  // it stepped aside or failed, as the next drain's Tracer record says).
   bool Start();
   // Flushes the backend and moves every pending record into |into| (appended).
   void Drain(int64_t now_ns, native_format::RecordWriter* into);
@@ -62,7 +63,12 @@ class Tracer final : public ActivitySink {
 
   mutable std::mutex mu_;
   native_format::RecordWriter pending_;             // under mu_
-  std::unordered_map<std::string, uint32_t> ids_;   // under mu_
+  // Looked up by string_view: no string built per record.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;  // under mu_
   uint32_t next_id_ = kStringBase;                  // under mu_
   uint64_t records_ = 0, dropped_ = 0;              // under mu_
   bool news_ = true;                                // under mu_: a Tracer record is due

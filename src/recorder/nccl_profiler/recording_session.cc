@@ -128,8 +128,13 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
 
   if (!OpenFile()) return abi::kSystemError;
   WriteProcessRecord();
-  // Before the flusher starts: it drains the tracer (tracer_ is set once, here).
-  if (cfg_.cupti) StartTracer();
+  // The tracer is made here and started by the flusher, its first action: starting CUPTI
+  // late can take seconds (it instruments the modules already loaded), and NCCL's init
+  // should not wait for it.
+  if (cfg_.cupti && !tracer_) {
+    cupti_backend_ = cupti::NewCuptiBackend(cfg_.cupti_library);
+    tracer_ = new cupti::Tracer(cupti_backend_);
+  }
   stop_flusher_ = false;
   try {
     flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
@@ -263,6 +268,7 @@ void Session::ReleaseContexts() {
 }
 
 void Session::FlusherLoop() {
+  StartTracer();  // first, here: see StartLocked
   const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
   const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;
   constexpr int64_t kWindowPollNs = 20'000'000;
@@ -303,11 +309,8 @@ void Session::Flush() {
 // The tracer's records go to the file through the same queue, each drain whole. A
 // backend that cannot start says why in the file (a Tracer record) and costs nothing.
 void Session::StartTracer() {
-  if (!tracer_) {
-    cupti_backend_ = cupti::NewCuptiBackend(cfg_.cupti_library);
-    tracer_ = new cupti::Tracer(cupti_backend_);
-  }
-  if (!tracer_->Start()) Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
+  if (tracer_ && cfg_.cupti && !tracer_->Start())
+    Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
 }
 
 void Session::DrainTracer() {
