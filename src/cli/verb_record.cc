@@ -78,6 +78,13 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
                   "host times and are left out of durations and busbw")
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("N");
+  sub->add_option_function<std::string>(
+         "--cupti", [o](const std::string& lib) { o->capture.cupti = lib; },
+         "Also record the GPU's kernels, copies, CUDA launch calls and NVTX ranges through CUPTI "
+         "(experimental; LIBCUPTI: libcupti.so.13, else found under $CUDA_HOME or /usr/local/cuda). "
+         "Steps aside when the PyTorch profiler or Nsight Systems holds CUPTI")
+      ->expected(0, 1)
+      ->type_name("[=LIBCUPTI]");
   sub->add_option("--sample-hz", o->sample_hz,
                   "NIC counter readings per second (GPU metrics: at most 10)")
       ->check([](const std::string& text) {

@@ -175,7 +175,38 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
   if (!capture.events.empty()) set("COMMLENS_EVENT_MASK", capture.events);
   if (capture.kernel_sample)
     set("COMMLENS_KERNEL_SAMPLE", std::to_string(*capture.kernel_sample));
+  if (capture.cupti) {
+    set("COMMLENS_CUPTI", "1");
+    const char* home = env->Get("CUDA_HOME") ? env->Get("CUDA_HOME") : env->Get("CUDA_PATH");
+    const std::string lib = capture.cupti->empty() ? FindCupti(home) : fs::absolute(*capture.cupti).string();
+    if (lib.empty()) {
+      notes.push_back("--cupti: no libcupti.so.13 under $CUDA_HOME or /usr/local/cuda: the plugin looks on the "
+                      "loader's path, and NVTX ranges are not recorded (give --cupti=PATH)");
+    } else {
+      set("COMMLENS_CUPTI_LIBRARY", lib);
+      // NVTX calls reach CUPTI only when NVTX loads it as its injection; one set already
+      // (Nsight Systems sets its own) is kept.
+      if (const char* nvtx = env->Get("NVTX_INJECTION64_PATH"); nvtx != nullptr && lib != nvtx)
+        notes.push_back(std::string("--cupti: NVTX_INJECTION64_PATH=") + nvtx + " kept: NVTX ranges go there, not to "
+                        "the tracer");
+      else
+        env->Set("NVTX_INJECTION64_PATH", lib);
+    }
+  }
   return notes;
+}
+
+std::string FindCupti(const char* cuda_home) {
+  std::vector<fs::path> roots;
+  if (cuda_home && *cuda_home) roots.push_back(cuda_home);
+  roots.push_back("/usr/local/cuda");
+  for (const fs::path& root : roots)
+    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"}) {
+      std::error_code ec;
+      const fs::path lib = root / dir / "libcupti.so.13";
+      if (fs::exists(lib, ec)) return fs::absolute(lib).lexically_normal().string();
+    }
+  return "";
 }
 
 int RunRecord(const RecordOptions& o, std::ostream& log) {

@@ -43,7 +43,16 @@ struct CaptureWindow {
   std::string control;                  // COMMLENS_CONTROL (made absolute)
   std::string events;                   // COMMLENS_EVENT_MASK
   std::optional<uint32_t> kernel_sample;  // COMMLENS_KERNEL_SAMPLE
+  // --cupti[=LIBCUPTI]: the CUPTI tracer (COMMLENS_CUPTI=1), its libcupti (given, else
+  // FindCupti's) as COMMLENS_CUPTI_LIBRARY and NVTX_INJECTION64_PATH (NVTX ranges reach
+  // CUPTI only through it). Unset: off; "": search.
+  std::optional<std::string> cupti;
 };
+
+// libcupti where CUDA installs put it: $CUDA_HOME (or $CUDA_PATH) lib64 and lib, then
+// /usr/local/cuda's; "" when none has libcupti.so.13 (the plugin then tries the loader's
+// search path).
+std::string FindCupti(const char* cuda_home);
 
 struct RecordOptions {
   std::string out_dir;
@@ -80,8 +89,8 @@ SamplerRole DecideSampler(const launch_env::LaunchEnv& who, bool outer, bool sam
 std::string ChooseJobId(const launch_env::LaunchEnv& who, long pid);
 
 // Sets the plugin's variables for the command in |env|: NCCL_PROFILER_PLUGIN (when
-// |plugin_path| is not empty), COMMLENS_OUT and the capture window. Returns a note when a
-// variable the user had set is replaced.
+// |plugin_path| is not empty), COMMLENS_OUT, the capture window and the CUPTI tracer.
+// Returns a note when a variable the user had set is replaced, or for what --cupti found.
 std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
                                               const std::string& out_dir,
                                               const CaptureWindow& capture, Environment* env);

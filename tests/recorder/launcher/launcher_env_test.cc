@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <map>
 #include <string>
 
@@ -311,6 +314,37 @@ TEST(Record, CaptureOptionsMapToThePluginsVariables) {
   ASSERT_TRUE(ParseEventMask("coll,kernel", &mask));
   EXPECT_EQ(cfg.event_mask, mask);
   EXPECT_STREQ(env.Get("PATH"), "/bin");
+}
+
+// --cupti: the tracer on, its library named to the plugin and to NVTX; an NVTX injection
+// the user set (Nsight Systems') is kept and said.
+TEST(Record, CuptiOptionSetsTheTracerAndNvtx) {
+  Environment env({"PATH=/bin"});
+  CaptureWindow w;
+  w.cupti = "/opt/cuda/lib64/libcupti.so.13";
+  EXPECT_TRUE(SetPluginEnvironment("", "/data/run1", w, &env).empty());
+  RecorderConfig cfg = ParseConfig(env.Lookup());
+  EXPECT_TRUE(cfg.cupti);
+  EXPECT_EQ(cfg.cupti_library, "/opt/cuda/lib64/libcupti.so.13");
+  EXPECT_STREQ(env.Get("NVTX_INJECTION64_PATH"), "/opt/cuda/lib64/libcupti.so.13");
+
+  Environment nsys({"NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so"});
+  std::vector<std::string> notes = SetPluginEnvironment("", "/data/run1", w, &nsys);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so kept"), std::string::npos);
+  EXPECT_STREQ(nsys.Get("NVTX_INJECTION64_PATH"), "/opt/nsys/libToolsInjection64.so");
+
+  // Searched under CUDA_HOME.
+  const std::filesystem::path home = std::filesystem::temp_directory_path() / "commlens_cuda_home";
+  std::filesystem::create_directories(home / "lib64");
+  std::ofstream(home / "lib64" / "libcupti.so.13") << "";
+  EXPECT_EQ(FindCupti(home.c_str()), (home / "lib64" / "libcupti.so.13").string());
+  Environment searched({"CUDA_HOME=" + home.string()});
+  CaptureWindow s;
+  s.cupti = "";
+  SetPluginEnvironment("", "/data/run1", s, &searched);
+  EXPECT_EQ(std::string(searched.Get("COMMLENS_CUPTI_LIBRARY")), (home / "lib64" / "libcupti.so.13").string());
+  std::filesystem::remove_all(home);
 }
 
 TEST(Environment, EntriesAndQuoting) {
