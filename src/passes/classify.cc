@@ -1,7 +1,9 @@
 // Classifies every unclassified GPU activity (model/activity_class.h) and gives each
 // communication kernel that has no CommOps row one, with the op its name states: sources
 // that describe a collective (PyTorch's collective args, NCCL's NVTX payloads) have
-// already appended its row; a bare NCCL kernel still counts as communication.
+// already appended its row; a bare NCCL kernel still counts as communication. Not in a
+// commlens recording: its ops are NCCL's own (the plugin's), and a kernel the CUPTI
+// tracer saw but could not tie to one is the same op, not a second one.
 #include <vector>
 
 #include "model/activity_class.h"
@@ -29,6 +31,7 @@ void Classify(model::RankTrace* rank) {
       cached = static_cast<uint8_t>(model::ClassifyActivity(rank->strings.Get(g.name[i]), g.kind[i]));
     g.cls[i] = static_cast<ActivityClass>(cached);
   }
+  if (rank->format == "native") return;
   for (uint32_t i = 0; i < g.size(); ++i) {
     if (g.cls[i] != ActivityClass::kCommunication || g.comm[i] != model::kNoIndex) continue;
     model::CommOp op = model::CommOpFromNcclKernelName(rank->strings.Get(g.name[i]));

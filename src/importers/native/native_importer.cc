@@ -307,22 +307,76 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }
 
-void FillOps(const Decoded& d, const std::map<uint32_t, uint32_t>& group_of, bool seq_reliable,
-             model::RankTrace* t) {
+// Appends the ops in time order; returns each one's record, by comm row.
+std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32_t, uint32_t>& group_of,
+                                         bool seq_reliable, model::RankTrace* t) {
   std::unordered_map<uint64_t, int64_t> api_start;
   for (const nf::ApiRecord& a : d.apis) api_start[a.api_id] = a.host_start_ns;
   std::vector<Placed> placed;
   placed.reserve(d.ops.size());
   for (const nf::OpRecord& o : d.ops) placed.push_back(Place(d, o));
   std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.start < b.start; });
-  uint64_t untimed = 0;
+  std::vector<const nf::OpRecord*> rows;
   for (const Placed& p : placed) {
     AppendOp(d, p, group_of, api_start, seq_reliable, t);
-    untimed += p.gpu_timed ? 0 : 1;
+    rows.push_back(p.op);
   }
-  if (untimed > 0)
-    t->notes.push_back(std::to_string(untimed) + " ops have no kernel timing (not recorded, or copy-engine ops): "
-                       "their start and end are NCCL's host enqueue times");
+  return rows;
+}
+
+// The CUPTI tracer's kernels time NCCL's ops (issue 28): NCCL reports each kernel launch
+// as an event of its group (KernelLaunch, a child of the GroupApi event, as the group's
+// Coll and P2p API events are), and the CUDA launch call CUPTI recorded inside that
+// event's time names the kernel by correlation id. A group's ops on a communicator with
+// one launch on it run in that kernel: their GPU start and end become the kernel's, and
+// the kernel row names its op. Returns the ops timed so.
+uint64_t TimeOpsByKernels(const Decoded& d, const std::vector<const nf::OpRecord*>& op_rows, model::RankTrace* t) {
+  if (t->gpu.size() == 0 || d.apis.empty()) return 0;
+  std::unordered_map<int64_t, uint32_t> kernel_of;  // correlation id -> kernel row
+  for (uint32_t i = 0; i < t->gpu.size(); ++i)
+    if (t->gpu.kind[i] == model::ActivityKind::kKernel && t->gpu.correlation[i] != 0) kernel_of.emplace(t->gpu.correlation[i], i);
+  // The CUDA calls that launched a kernel, by start.
+  std::vector<std::pair<model::TimeNs, uint32_t>> calls;  // (start, host row)
+  for (uint32_t i = 0; i < t->host.size(); ++i)
+    if ((t->host.kind[i] == model::HostKind::kRuntime || t->host.kind[i] == model::HostKind::kDriver) &&
+        kernel_of.count(t->host.correlation[i]))
+      calls.emplace_back(t->host.start[i], i);
+  std::sort(calls.begin(), calls.end());
+  // Each group's launch per communicator: its kernel, or none when it launched several.
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> launch_kernel;  // (group api id, comm) -> kernel row
+  constexpr uint32_t kSeveral = model::kNoIndex - 1;
+  for (const nf::ApiRecord& a : d.apis) {
+    if (a.kind != static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) || a.parent_id == 0) continue;
+    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(a.host_start_ns, uint32_t{0}));
+    uint32_t kernel = model::kNoIndex;
+    for (; it != calls.end() && it->first <= a.host_stop_ns; ++it)
+      if (t->host.end[it->second] <= a.host_stop_ns) {
+        kernel = kernel_of.at(t->host.correlation[it->second]);
+        break;
+      }
+    if (kernel == model::kNoIndex) continue;
+    auto [slot, added] = launch_kernel.try_emplace({a.parent_id, a.comm}, kernel);
+    if (!added && slot->second != kernel) slot->second = kSeveral;
+  }
+  if (launch_kernel.empty()) return 0;
+  std::unordered_map<uint64_t, uint64_t> group_of_api;  // Coll/P2p API event -> its group's
+  for (const nf::ApiRecord& a : d.apis) group_of_api[a.api_id] = a.parent_id;
+  uint64_t timed = 0;
+  for (uint32_t r = 0; r < op_rows.size(); ++r) {
+    const nf::OpRecord& o = *op_rows[r];
+    auto g = group_of_api.find(o.api_id);
+    if (g == group_of_api.end()) continue;
+    auto k = launch_kernel.find({g->second, o.comm});
+    if (k == launch_kernel.end() || k->second == kSeveral) continue;
+    const uint32_t kernel = k->second;
+    t->comms.start[r] = t->gpu.start[kernel];
+    t->comms.end[r] = t->gpu.end[kernel];
+    t->comms.flags[r] &= ~model::kCommNoGpuTiming;
+    t->comms.activity[r] = kernel;
+    if (t->gpu.comm[kernel] == model::kNoIndex) t->gpu.comm[kernel] = r;
+    ++timed;
+  }
+  return timed;
 }
 
 void FillHostAndCounters(const Decoded& d, model::RankTrace* t) {
@@ -419,10 +473,17 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
   for (const auto& [comm, s] : d.stats) seq_reliable = seq_reliable && s.seq_gaps == 0;
   FillIdentity(d, path, &t);
   auto group_of = FillGroups(d, &t);
-  FillOps(d, group_of, seq_reliable, &t);
+  const std::vector<const nf::OpRecord*> op_rows = FillOps(d, group_of, seq_reliable, &t);
   FillHostAndCounters(d, &t);
   d.sampler.Fill([&](uint32_t id) { return StringOf(d, id); }, &t);
   d.cupti.Fill([&](uint32_t id) { return StringOf(d, id); }, d.process.pid, &t);
+  if (const uint64_t by_kernels = TimeOpsByKernels(d, op_rows, &t); by_kernels > 0)
+    t.notes.push_back(std::to_string(by_kernels) + " ops timed by their kernels' CUPTI records");
+  uint64_t untimed = 0;
+  for (uint32_t r = 0; r < t.comms.size(); ++r) untimed += (t.comms.flags[r] & model::kCommNoGpuTiming) != 0;
+  if (untimed > 0)
+    t.notes.push_back(std::to_string(untimed) + " ops have no kernel timing (not recorded, or copy-engine ops): "
+                      "their start and end are NCCL's host enqueue times");
   FillStatsAndNotes(d, &t);
   return t;
 }

@@ -69,6 +69,26 @@ class CuptiFile {
     nf::EndRecord e{};
     w_.Append(nf::RecordType::kEnd, e);
   }
+  // NCCL's side, as the plugin records it.
+  void Comm(uint32_t index, int nranks) {
+    nf::CommRecord c{};
+    c.comm = index, c.comm_hash = 100 + index, c.rank = 1, c.nranks = nranks, c.nnodes = 1;
+    w_.Append(nf::RecordType::kComm, c);
+  }
+  void NcclApi(nf::ApiKind kind, uint64_t id, uint64_t parent, uint32_t comm, int64_t start, int64_t stop) {
+    nf::ApiRecord a{};
+    a.api_id = id, a.parent_id = parent, a.comm = comm, a.kind = static_cast<uint8_t>(kind);
+    a.host_start_ns = start, a.host_stop_ns = stop;
+    a.func = Str("AllReduce");
+    w_.Append(nf::RecordType::kApi, a);
+  }
+  void Op(uint64_t op_id, uint64_t api_id, uint32_t comm, int64_t start) {
+    nf::OpRecord o{};
+    o.op_id = op_id, o.api_id = api_id, o.comm = comm, o.count = 1 << 20, o.comm_seq = op_id;
+    o.func = Str("AllReduce"), o.dtype = Str("ncclFloat32"), o.algo = Str("RING"), o.proto = Str("SIMPLE");
+    o.host_start_ns = start, o.host_stop_ns = start + 100;
+    w_.Append(nf::RecordType::kOp, o);
+  }
   const std::vector<uint8_t>& bytes() const { return w_.bytes(); }
 
  private:
@@ -149,6 +169,47 @@ TEST(CuptiRecords, ActivitiesCallsAndRangesBecomeTheModel) {
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_EQ(t.steps[0].number, 3);
   EXPECT_EQ(t.stats.total(), 0u);
+}
+
+// NCCL's ops timed by their kernels: a group's launch event brackets the CUDA launch call
+// whose correlation id names the kernel; the group's ops on that communicator get the
+// kernel's GPU times (they had none: no kernel-channel events), and the kernel names its
+// op. A group that launched twice on a communicator leaves its ops as they were.
+TEST(CuptiRecords, NcclOpsAreTimedByTheirKernels) {
+  CuptiFile f;
+  f.Comm(0, 2);
+  // Group 1: one all-reduce, one launch.
+  f.NcclApi(nf::ApiKind::kGroupApi, 1, 0, 0, 1'000, 3'000);
+  f.NcclApi(nf::ApiKind::kCollApi, 2, 1, 0, 1'100, 1'200);
+  f.Op(10, 2, 0, 1'150);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 3, 1, 0, 2'000, 2'600);
+  f.Api("cuLaunchKernelEx", 2'100, 2'500, 71, nf::CudaApiKind::kDriver);
+  f.Gpu(nf::GpuActivityKind::kKernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 10'000,
+        40'000, 71, 20);
+  // Group 4: launched twice on the same communicator: which op ran where is not known.
+  f.NcclApi(nf::ApiKind::kGroupApi, 4, 0, 0, 50'000, 53'000);
+  f.NcclApi(nf::ApiKind::kCollApi, 5, 4, 0, 50'100, 50'200);
+  f.Op(11, 5, 0, 50'150);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 6, 4, 0, 51'000, 51'500);
+  f.Api("cuLaunchKernelEx", 51'100, 51'400, 72, nf::CudaApiKind::kDriver);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 7, 4, 0, 52'000, 52'500);
+  f.Api("cuLaunchKernelEx", 52'100, 52'400, 73, nf::CudaApiKind::kDriver);
+  f.Gpu(nf::GpuActivityKind::kKernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 60'000, 70'000, 72, 20);
+  f.Gpu(nf::GpuActivityKind::kKernel, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 71'000, 80'000, 73, 20);
+  f.End();
+  model::RankTrace t = Load(f.bytes(), "nccl.cltrace");
+  ASSERT_EQ(t.comms.size(), 2u);
+  EXPECT_EQ(t.comms.start[0], 10'000);
+  EXPECT_EQ(t.comms.end[0], 40'000);
+  EXPECT_EQ(t.comms.flags[0] & model::kCommNoGpuTiming, 0u);
+  ASSERT_NE(t.comms.activity[0], model::kNoIndex);
+  EXPECT_EQ(t.gpu.start[t.comms.activity[0]], 10'000);
+  EXPECT_EQ(t.gpu.comm[t.comms.activity[0]], 0u);
+  EXPECT_NE(t.comms.flags[1] & model::kCommNoGpuTiming, 0u);  // left with its host times
+  EXPECT_EQ(t.comms.start[1], 50'150);
+  bool said = false;
+  for (const std::string& n : t.notes) said |= n.find("1 ops timed by their kernels' CUPTI records") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST(CuptiRecords, TheTracersStateIsSaid) {
