@@ -13,12 +13,17 @@
 
 namespace commlens::analysis {
 
-RankSummary SummarizeRank(model::RankTrace rank, const AnalyzeOptions& options, model::RankTrace* kept) {
+RankSummary SummarizeRank(model::RankTrace rank, const AnalyzeOptions& options, model::RankTrace* kept, bool whole) {
   RankSummary s;
   s.analysis = AnalyzeRank(rank, options);
   s.analysis.trace = nullptr;
   s.analysis.window.rows = {};
   s.analysis.window.step_of = {};
+  if (whole) {
+    model::KeepNamedStrings(&rank);
+    s.trace = std::move(rank);
+    return s;
+  }
   // What answers the stretch questions (GpuStretches): the table, its names, and the
   // groups of its communication kernels.
   kept->path = rank.path;

@@ -36,8 +36,11 @@ struct RankSummary {
 };
 
 // Analyzes |rank| and summarizes it; |kept| gets what answers the stretch questions
-// about it later (its GPU table and names, comm ops and groups, path and part).
-RankSummary SummarizeRank(model::RankTrace rank, const AnalyzeOptions& options, model::RankTrace* kept);
+// about it later (its GPU table and names, comm ops and groups, path and part). |whole|:
+// the summary keeps the GPU table (whatif --mpi: rank 0 replays every activity), |kept|
+// gets nothing.
+RankSummary SummarizeRank(model::RankTrace rank, const AnalyzeOptions& options, model::RankTrace* kept,
+                          bool whole = false);
 
 void EncodeRankSummary(const RankSummary& s, std::vector<uint8_t>* out);
 Result<RankSummary> DecodeRankSummary(std::span<const uint8_t> bytes);

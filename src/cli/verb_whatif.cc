@@ -10,6 +10,8 @@
 #include "analysis/whatif.h"
 #include "cli/bench_curves.h"
 #include "cli/job_inputs.h"
+#include "cli/progress.h"
+#include "distributed/analyze_over_mpi.h"
 #include "cli/verbs.h"
 #include "common/json_writer.h"
 #include "common/output_file.h"
@@ -26,6 +28,7 @@ struct WhatIfArgs {
   std::string json_path;
   std::string perfetto_path;
   std::string network_path;
+  bool mpi = false;
   bool quiet = false;
   size_t rows = 8;
 };
@@ -80,6 +83,9 @@ nlohmann::json ToJson(const analysis::WhatIfAnalysis& w) {
           {"fixes", fixes}};
 }
 
+int ReplayAndReport(const model::Trace& trace, const analysis::JobAnalysis& job, analysis::WhatIfOptions options,
+                    const WhatIfArgs& a);
+
 int Run(const WhatIfArgs& a) {
   analysis::WhatIfOptions options;
   for (const std::string& f : a.fixes) {
@@ -102,15 +108,38 @@ int Run(const WhatIfArgs& a) {
   }
   JobInputs inputs = a.inputs;
   inputs.load.drop_host_events = true;  // as analyze: the replay reads GPU activities and annotations only
+  analysis::AnalyzeOptions analyze;
+  analyze.threads = a.inputs.load.threads;
+  analyze.replay = false;  // the replay below is the whole answer: not twice
+  if (a.mpi) {
+    // The import and per-rank analyses spread over the processes; every rank's GPU table
+    // comes to rank 0, which replays (distributed/analyze_over_mpi.h, whole_ranks).
+    distributed::RankZeroHooks hooks;
+    const bool quiet = a.quiet || a.json_path == "-";
+    hooks.show_progress = [quiet](const importers::LoadProgress* progress) {
+      return std::make_shared<ProgressLine>(progress, quiet);
+    };
+    hooks.report = [&](const model::Trace& trace, const analysis::JobAnalysis& job) {
+      return ReplayAndReport(trace, job, options, a);
+    };
+    hooks.fail = [](const std::string& why, bool usage) {
+      std::fprintf(stderr, "commlens whatif: %s\n", why.c_str());
+      return usage ? kExitUsage : kExitFailed;
+    };
+    distributed::MpiJob job{inputs.paths, inputs.load, inputs.steps, analyze};
+    job.whole_ranks = true;
+    return distributed::AnalyzeOverMpi(job, hooks);
+  }
   Result<model::Trace> loaded = LoadJob(inputs, "whatif", a.quiet);
   if (!loaded.ok()) return kExitFailed;
   const model::Trace& trace = *loaded;
-  analysis::AnalyzeOptions analyze;
-  analyze.threads = a.inputs.load.threads;
   analyze.steps = ChooseJobSteps(a.inputs, trace, "whatif");
   if (!analyze.steps) return kExitUsage;
-  analyze.replay = false;  // the replay below is the whole answer: not twice
-  const analysis::JobAnalysis job = analysis::Analyze(trace, analyze);
+  return ReplayAndReport(trace, analysis::Analyze(trace, analyze), options, a);
+}
+
+int ReplayAndReport(const model::Trace& trace, const analysis::JobAnalysis& job, analysis::WhatIfOptions options,
+                    const WhatIfArgs& a) {
   // Past 64 ranks, the 16 whose activities exceed their kinds' ideal most are attributed
   // (a replay each), not every rank.
   if (trace.ranks.size() > 64) options.rank_candidates = 16;
@@ -198,6 +227,8 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
       "  `commlens bench --json` measured for its op, group size and bytes.\n"
       "  --perfetto: the ideal replay as a Perfetto timeline, each step where it started in\n"
       "  the trace: open it beside `commlens export --perfetto` of the same traces.\n"
+      "  Thousands of ranks: `mpirun -np N commlens whatif --mpi TRACES` spreads the import\n"
+      "  and per-rank analyses; every rank's GPU activities go to rank 0, which replays.\n"
       "  docs/analysis.md, \"What if\". Exit codes: 0; 1 nothing to replay, or a --network\n"
       "  or output file could not be read or written; 2 some inputs failed; 64 usage error.");
   auto args = std::make_shared<WhatIfArgs>();
@@ -212,6 +243,10 @@ void AddWhatIfVerb(CLI::App& app, int* exit_code) {
                   "Write the ideal replay as a Perfetto (Chrome trace JSON) timeline, .gz to compress")
       ->type_name("IDEAL.json");
   sub->add_option("--rows", args->rows, "Rows per attribution table (default 8)");
+  sub->add_flag("--mpi", args->mpi,
+                "Run as one process of an MPI job (mpirun, srun): the processes share the import and the per-rank "
+                "analyses, every rank's GPU activities go to rank 0, which replays and writes the answer" +
+                    std::string(COMMLENS_HAS_MPI ? "" : " (not in this build: no MPI was found)"));
   sub->add_flag("-q,--quiet", args->quiet, "No text");
   sub->callback([args, exit_code] { *exit_code = Run(*args); });
 }

@@ -51,12 +51,13 @@ Plan SharePlan(const std::vector<std::string>& inputs, const MpiSession& mpi) {
 }
 
 // A file's ranks summarized (analysis::SummarizeRank); their GPU tables go to |kept|.
-SummarizedFile Summarize(ImportedFile f, const analysis::AnalyzeOptions& options, analysis::KeptRanks* kept) {
+SummarizedFile Summarize(ImportedFile f, const analysis::AnalyzeOptions& options, analysis::KeptRanks* kept,
+                         bool whole) {
   SummarizedFile out{std::move(f.error), {}};
   for (model::RankTrace& r : f.ranks) {
     model::RankTrace table;
-    out.ranks.push_back(analysis::SummarizeRank(std::move(r), options, &table));
-    kept->Keep(std::move(table));
+    out.ranks.push_back(analysis::SummarizeRank(std::move(r), options, &table, whole));
+    if (!whole) kept->Keep(std::move(table));
   }
   return out;
 }
@@ -87,7 +88,7 @@ bool SendShare(const Plan& plan, const MpiJob& job, analysis::KeptRanks* kept, c
   Outbox outbox(threads);
   std::thread summarizer([&] {
     ParallelFor(mine.size(), options.threads, [&](size_t j) {
-      SummarizedFile f = Summarize(std::move(files[j]), with_steps, kept);
+      SummarizedFile f = Summarize(std::move(files[j]), with_steps, kept, job.whole_ranks);
       outbox.Push(EncodeFile(mine[j], f));
     });
     outbox.Close();
@@ -161,7 +162,7 @@ Result<std::vector<SummarizedFile>> GatherShares(const Plan& plan, const MpiJob&
   std::vector<SummarizedFile> imported(plan.files.size());
   std::thread summarizer([&] {
     ParallelFor(mine.size(), options.threads,
-                [&](size_t j) { imported[mine[j]] = Summarize(std::move(files[j]), *analyze, kept); });
+                [&](size_t j) { imported[mine[j]] = Summarize(std::move(files[j]), *analyze, kept, job.whole_ranks); });
   });
   for (int polls = 0, remote = static_cast<int>(plan.files.size() - mine.size()); remote > 0;) {
     const std::optional<uint64_t> file = TryReceiveFile(plan, mpi, &imported);
@@ -225,6 +226,15 @@ int LeadJob(const Plan& plan, const MpiJob& job, const RankZeroHooks& hooks, ana
   if (!ranks.ok()) return hooks.fail(ranks.status().message(), false);
   analysis::AnalyzeOptions job_options = with_steps;
   job_options.doing_at = DoingAtOverMpi(plan, received.file_of, *trace, mpi);
+  if (job.whole_ranks) {
+    // The tables are here: each rank's window again, on the job's clock (its rows did not
+    // travel), and the stretches measured on them.
+    std::vector<analysis::RankAnalysis> whole = std::move(ranks).value();
+    for (size_t r = 0; r < whole.size(); ++r)
+      whole[r].window = analysis::SelectActivities(trace->ranks[r], analysis::WindowFor(job_options));
+    const analysis::JobAnalysis analyzed = analysis::AnalyzeJob(*trace, std::move(whole), job_options, nullptr);
+    return hooks.report(*trace, analyzed);
+  }
   const analysis::AnswerStretches answer = StretchesOverMpi(plan, received.file_of, *trace, kept, mpi);
   const analysis::JobAnalysis analyzed = analysis::AnalyzeJob(*trace, std::move(ranks).value(), job_options, &answer);
   return hooks.report(*trace, analyzed);

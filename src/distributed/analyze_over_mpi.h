@@ -29,6 +29,10 @@ struct MpiJob {
   importers::LoadOptions load;        // its |progress| is set here
   std::vector<int64_t> steps;         // the steps asked for (--steps); empty: the warm-up rule
   analysis::AnalyzeOptions analyze;   // its |steps| and |doing_at| are set here
+  // Every rank's GPU table travels to rank 0 with its summary (whatif --mpi: the replay
+  // needs every activity in one process); the per-rank analyses and the import still
+  // spread over the processes, and rank 0 measures GPU stretches on its own tables.
+  bool whole_ranks = false;
 };
 
 // What rank 0 does with the outcome; the other processes print nothing but internal errors.

@@ -1,4 +1,4 @@
-// commlens analyze --mpi under mpirun (label "mpi"): whatever the number of processes,
+// commlens analyze --mpi (and whatif --mpi) under mpirun (label "mpi"): whatever the number of processes,
 // the JSON is byte for byte the single process's, and a bad file is reported the same way
 // with the same exit code. CTest sets the Open MPI environment (root allowed, local
 // launch, shared memory only, oversubscription) so this runs on a bare CI container.
@@ -72,6 +72,27 @@ TEST_F(AnalyzeMpi, FourRanksGiveTheSameJson) { ExpectSameAsSingleProcess(kSample
 
 // Native recordings and an Nsight export of another run: two jobs, refused the same way
 // by every process count (the same words on stderr, exit 1, no JSON).
+// whatif --mpi: the import and per-rank analyses spread, every GPU table to rank 0, which
+// replays: the same answer as one process, also with a fix, for DDP and a PP x DP pipeline.
+TEST_F(AnalyzeMpi, WhatIfGivesTheSingleProcesssAnswer) {
+  for (const std::string& job : {std::string("whatif/ddp-slow-blocks --fix rank=2"),
+                                 std::string("pipelines/megatron-pp2-dp2 --fix stage=1")}) {
+    SCOPED_TRACE(job);
+    const fs::path single = dir_ / "whatif.json";
+    CliRun alone = Commlens("whatif -q " + kSamples + "/" + job + " --json " + single.string());
+    ASSERT_EQ(alone.exit_code, 0) << alone.out;
+    const std::string expected = Slurp(single);
+    for (int n : {2, 3}) {
+      SCOPED_TRACE("mpirun -np " + std::to_string(n));
+      const fs::path json = dir_ / ("whatif" + std::to_string(n) + ".json");
+      CliRun mpi = Shell(std::string(COMMLENS_MPIRUN) + " -np " + std::to_string(n) + " " + COMMLENS_BIN +
+                         " whatif --mpi -q " + kSamples + "/" + job + " --json " + json.string());
+      EXPECT_EQ(mpi.exit_code, 0) << mpi.out;
+      EXPECT_TRUE(Slurp(json) == expected) << "the JSON differs from the single process's: " << json;
+    }
+  }
+}
+
 TEST_F(AnalyzeMpi, TwoJobsAreRefusedTheSameWay) {
   const std::string inputs = kSamples + "/native " + kSamples + "/nsys-1gpu/moe";
   CliRun alone = Commlens("analyze -q " + inputs);
