@@ -686,6 +686,24 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
                        v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0});
   }
   std::stable_sort(v.parts.begin(), v.parts.end(), [](const auto& a, const auto& b) { return a.gain > b.gain; });
+  // The smallest part that does it: a rank whose fix gains (nearly) all its stage's fix
+  // does comes before its stage (ByteDance's AR job: the slowed worker, rank 0, gains 52%,
+  // as all of stage 0 does; the headline names the worker).
+  const Pipeline& pipe = job.cross_rank.pipeline;
+  auto stage_of_rank = [&](int rank) {
+    for (const PipelineStage& st : pipe.per_stage)
+      if (st.rank == rank) return st.stage;
+    return -1;
+  };
+  for (size_t i = 0; pipe.detected && i < v.parts.size(); ++i) {
+    if (!v.parts[i].part.starts_with("stage ")) continue;
+    const int stage = std::atoi(v.parts[i].part.c_str() + 6);
+    for (size_t j = i + 1; j < v.parts.size(); ++j) {
+      if (!v.parts[j].part.starts_with("rank ") || stage_of_rank(std::atoi(v.parts[j].part.c_str() + 5)) != stage) continue;
+      if (v.parts[j].gain >= 0.95 * v.parts[i].gain) std::rotate(v.parts.begin() + i, v.parts.begin() + j, v.parts.begin() + j + 1);
+      break;
+    }
+  }
   v.steps = w.steps;
   std::vector<const WhatIfShare*> ranks;
   for (const WhatIfShare& s : w.by_rank) ranks.push_back(&s);
