@@ -68,6 +68,13 @@ struct ReplayVerdict {
     std::vector<double> per_step;  // S per step of |steps|
   };
   std::vector<HeatRow> heat;
+  // S with only one part measured (the rest ideal), largest first, per kind of part: the
+  // ranks attributed, every stage, the op kinds with the most time, every process group.
+  struct Share {
+    std::string part;  // "rank 3", "stage 1", "op nvjet...", "group 1:dp"
+    double slowdown = 0;
+  };
+  std::vector<Share> by_rank, by_stage, by_op, by_group;
 };
 inline constexpr size_t kReplayHeatRanks = 16;
 inline constexpr size_t kReplayMaxRanks = 512;

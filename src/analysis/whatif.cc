@@ -664,7 +664,7 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   options.top_ops = 6;
   // Every rank of a small job (the heatmap's rows), the likeliest 8 of a larger one.
   options.rank_candidates = trace.ranks.size() <= kReplayHeatRanks ? 0 : 8;
-  options.attribute_groups = false;
+  options.attribute_groups = trace.groups.size() <= 16;  // a replay each
   const WhatIfAnalysis w = WhatIf(trace, job, options);
   v.done = w.done, v.why_not = w.why_not;
   if (!w.done) return v;
@@ -705,6 +705,9 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
     }
   }
   v.steps = w.steps;
+  for (auto [from, to] : {std::pair{&w.by_rank, &v.by_rank}, std::pair{&w.by_stage, &v.by_stage},
+                          std::pair{&w.by_op, &v.by_op}, std::pair{&w.by_group, &v.by_group}})
+    for (const WhatIfShare& x : *from) to->push_back({x.label, x.slowdown});
   std::vector<const WhatIfShare*> ranks;
   for (const WhatIfShare& s : w.by_rank) ranks.push_back(&s);
   std::sort(ranks.begin(), ranks.end(), [](const WhatIfShare* a, const WhatIfShare* b) {

@@ -511,11 +511,18 @@ json ReplayJson(const analysis::ReplayVerdict& r) {
     parts.push_back({{"part", p.part}, {"slowdown", p.slowdown}, {"step_us", Us(p.step)}, {"gain", p.gain}});
   json heat = json::array();
   for (const auto& h : r.heat) heat.push_back({{"part", h.part}, {"per_step", h.per_step}});
+  auto shares = [](const std::vector<analysis::ReplayVerdict::Share>& v) {
+    json a = json::array();
+    for (const auto& x : v) a.push_back({{"part", x.part}, {"slowdown", x.slowdown}});
+    return a;
+  };
   return {{"slowdown", r.slowdown},
           {"replay_error", r.replay_error},
           {"step_us", Us(r.step)},
           {"no_delay_step_us", Us(r.no_delay_step)},
           {"parts", parts},
+          {"attribution", {{"by_rank", shares(r.by_rank)}, {"by_stage", shares(r.by_stage)}, {"by_op", shares(r.by_op)},
+                           {"by_group", shares(r.by_group)}}},
           {"heatmap", {{"steps", r.steps}, {"rows", heat}}}};
 }
 

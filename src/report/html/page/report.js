@@ -519,6 +519,14 @@
     if (R.parts.length)
       table(rs, ['part fixed', 'S of the part', 'predicted step', 'shorter by'],
         R.parts.map((p) => [p.part, p.slowdown.toFixed(3), fmtUs(p.step_us), pct(100 * p.gain)]), [0]);
+    // S with only one part as measured, per kind of part, largest first.
+    const A = R.attribution;
+    if (A) {
+      const kinds = [['rank', A.by_rank], ['stage', A.by_stage], ['op kind', A.by_op], ['process group', A.by_group]];
+      const rows = [];
+      for (const [kind, list] of kinds) for (const x of (list || []).slice(0, 8)) rows.push([kind, x.part, x.slowdown.toFixed(3)]);
+      if (rows.length) table(rs, ['by', 'part as measured (the rest ideal)', 'S'], rows, [0, 1]);
+    }
     const H = R.heatmap;
     if (H && H.rows.length && H.steps.length) {
       const cells = [];
