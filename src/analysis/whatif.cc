@@ -256,10 +256,10 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
   // A rank's peers, whose counts and launch delays say what is typical for it when it is
   // fixed: every rank of the job; in a pipeline, the ranks of its stage (each stage runs and
   // launches its own pattern: the first the embedding, the last the loss). A stage of one
-  // rank (no data parallelism) is its own peer over the steps: its typical count is its
-  // leanest step's, and fixed, its launch delays stay as measured (capping them at the
-  // other stages' median predicted a pipeline's heavy steps 31% faster than its light
-  // steps ran; at its own median over the steps, 22%).
+  // rank (no data parallelism) is its own peer (see the extra work below), and fixed, its
+  // launch delays stay as measured (capping them at the other stages' median predicted a
+  // pipeline's heavy steps 31% faster than its light steps ran; at its own median over
+  // the steps, 22%).
   std::vector<int> peer_class(trace.ranks.size(), 0);
   const Pipeline& pipe = job.cross_rank.pipeline;
   if (pipe.detected) {
@@ -278,68 +278,46 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
   auto replayed = [&](const StepGraph& g) {
     return summarized.empty() || g.number < 0 || std::binary_search(summarized.begin(), summarized.end(), g.number);
   };
-  // Extra work: a rank's activities of a kind beyond the lower median count of that kind
-  // over the job's ranks in the step (its last ones by start): kernels a slow rank adds (an
-  // extra computation, more layers) have no typical duration but none. Over every rank,
-  // pipeline stages included, as the published method holds each op against the same op
-  // type on every worker: a stage with more layers than the others is a slowdown, and its
-  // extra layers are what fixing it takes away.
+  // Extra work, per step: a rank's activities of a kind beyond a typical count of that
+  // kind (its last ones by start), the lower median of the counts of
+  //  - every rank, those without the kind counting 0 (|extra|: what the ideal leaves out):
+  //    kernels a slow rank adds (an extra computation, more layers) have no typical
+  //    duration but none; over every rank, pipeline stages included, as the published
+  //    method holds each op against the same op type on every worker: a stage with more
+  //    layers than the others is a slowdown;
+  //  - its peers, those without it counting 0 (|fix_extra|: what fixing the rank takes
+  //    away); a rank that is its own peer, against the ranks that run the kind: the kinds
+  //    only it runs (the last stage's loss) are its own work, which its light steps run
+  //    too (against every rank, a fix of the last stage took them away: its heavy steps
+  //    came out 11% faster than its light ones ran), while layers it runs more of than the
+  //    stages beside it are extra, in a step heavier than usual or in every step.
+  auto lower_median = [](std::vector<size_t> c) {
+    std::nth_element(c.begin(), c.begin() + (c.size() - 1) / 2, c.end());
+    return c[(c.size() - 1) / 2];  // of two ranks, the one without the extra work
+  };
   for (StepGraph& g : steps) {
     std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> occurrences;  // (kind, rank) -> nodes
     for (uint32_t i = 0; i < g.nodes.size(); ++i) occurrences[{g.nodes[i].kind, g.nodes[i].rank}].push_back(i);
-    std::map<uint32_t, std::vector<size_t>> counts;  // kind -> counts of the ranks that run it
-    for (const auto& [key, nodes] : occurrences) counts[key.first].push_back(nodes.size());
-    for (auto& [key, nodes] : occurrences) {
-      std::vector<size_t> c = counts[key.first];
-      c.resize(trace.ranks.size(), 0);  // the ranks without it count 0
-      // The lower median: of two ranks, the one without the extra work.
-      std::nth_element(c.begin(), c.begin() + (c.size() - 1) / 2, c.end());
-      const size_t typical = c[(c.size() - 1) / 2];
-      if (nodes.size() <= typical) continue;
-      std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
-      for (size_t k = typical; k < nodes.size(); ++k) g.nodes[nodes[k]].extra = true;
+    std::map<uint32_t, std::vector<size_t>> counts;                     // kind -> counts of the ranks that run it
+    std::map<std::pair<uint32_t, int>, std::vector<size_t>> in_class;  // (kind, peer class) -> the same
+    for (const auto& [key, nodes] : occurrences) {
+      counts[key.first].push_back(nodes.size());
+      in_class[{key.first, peer_class[key.second]}].push_back(nodes.size());
     }
     for (auto& [key, nodes] : occurrences) {
-      std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
-      for (uint32_t k = 0; k < nodes.size(); ++k) g.nodes[nodes[k]].occurrence = k;
-    }
-  }
-  // What fixing a rank takes away: its activities beyond its peers' typical count (the
-  // lower median of the stage's ranks), or for a rank that is its own peer beyond its
-  // leanest replayed step's count. Against every rank, a fix of the last stage also took
-  // its loss kernels away, which its light steps run too.
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> own_counts;  // (rank, kind) -> per replayed step
-  size_t replayed_steps = 0;
-  for (const StepGraph& g : steps) {
-    if (!replayed(g)) continue;
-    ++replayed_steps;
-    std::map<std::pair<uint32_t, uint32_t>, size_t> c;
-    for (const Node& x : g.nodes)
-      if (own_peer(x.rank)) ++c[{x.rank, x.kind}];
-    for (const auto& [key, n] : c) own_counts[key].push_back(n);
-  }
-  for (auto& [key, v] : own_counts) {
-    v.resize(replayed_steps, 0);  // the steps without it count 0
-    std::sort(v.begin(), v.end());
-  }
-  for (StepGraph& g : steps) {
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> occurrences;  // (kind, rank) -> nodes, by start
-    for (uint32_t i = 0; i < g.nodes.size(); ++i) occurrences[{g.nodes[i].kind, g.nodes[i].rank}].push_back(i);
-    std::map<std::pair<uint32_t, int>, std::vector<size_t>> counts;  // (kind, peer class) -> counts
-    for (const auto& [key, nodes] : occurrences) counts[{key.first, peer_class[key.second]}].push_back(nodes.size());
-    for (auto& [key, nodes] : occurrences) {
-      size_t typical = 0;
-      if (own_peer(key.second)) {
-        const auto& v = own_counts[{key.second, key.first}];
-        typical = v.empty() ? nodes.size() : v.front();
-      } else {
-        std::vector<size_t> c = counts[{key.first, peer_class[key.second]}];
-        c.resize(class_size[peer_class[key.second]], 0);  // the peers without it count 0
-        std::nth_element(c.begin(), c.begin() + (c.size() - 1) / 2, c.end());
-        typical = c[(c.size() - 1) / 2];
+      const auto [kind, rank] = key;
+      std::sort(nodes.begin(), nodes.end(), [&](uint32_t x, uint32_t y) { return g.nodes[x].start < g.nodes[y].start; });
+      std::vector<size_t> all = counts[kind];
+      all.resize(trace.ranks.size(), 0);
+      std::vector<size_t> peers = own_peer(rank) ? counts[kind] : in_class[{kind, peer_class[rank]}];
+      if (!own_peer(rank)) peers.resize(class_size[peer_class[rank]], 0);
+      const size_t typical = lower_median(std::move(all)), fix_typical = lower_median(std::move(peers));
+      for (uint32_t k = 0; k < nodes.size(); ++k) {
+        Node& x = g.nodes[nodes[k]];
+        x.occurrence = k;
+        x.extra = k >= typical;
+        x.fix_extra = k >= fix_typical;
       }
-      std::sort(nodes.begin(), nodes.end(), [&](uint32_t a, uint32_t b) { return g.nodes[a].start < g.nodes[b].start; });
-      for (size_t k = typical; k < nodes.size(); ++k) g.nodes[nodes[k]].fix_extra = true;
     }
   }
   // Measured delays and transfers, successors, the step's start and time.
@@ -688,19 +666,30 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   std::stable_sort(v.parts.begin(), v.parts.end(), [](const auto& a, const auto& b) { return a.gain > b.gain; });
   // The smallest part that does it: a rank whose fix gains (nearly) all its stage's fix
   // does comes before its stage (ByteDance's AR job: the slowed worker, rank 0, gains 52%,
-  // as all of stage 0 does; the headline names the worker).
+  // as all of stage 0 does; the headline names the worker). A stage of one rank is that
+  // rank: one part, named as the stage, at the better of the two places.
   const Pipeline& pipe = job.cross_rank.pipeline;
-  auto stage_of_rank = [&](int rank) {
+  auto ranks_of_stage = [&](int stage) {
+    std::vector<int> ranks;
     for (const PipelineStage& st : pipe.per_stage)
-      if (st.rank == rank) return st.stage;
-    return -1;
+      if (st.stage == stage) ranks.push_back(st.rank);
+    return ranks;
   };
+  auto rank_part = [](const ReplayVerdict::Part& p) { return p.part.starts_with("rank ") ? std::atoi(p.part.c_str() + 5) : -1; };
   for (size_t i = 0; pipe.detected && i < v.parts.size(); ++i) {
     if (!v.parts[i].part.starts_with("stage ")) continue;
-    const int stage = std::atoi(v.parts[i].part.c_str() + 6);
-    for (size_t j = i + 1; j < v.parts.size(); ++j) {
-      if (!v.parts[j].part.starts_with("rank ") || stage_of_rank(std::atoi(v.parts[j].part.c_str() + 5)) != stage) continue;
-      if (v.parts[j].gain >= 0.95 * v.parts[i].gain) std::rotate(v.parts.begin() + i, v.parts.begin() + j, v.parts.begin() + j + 1);
+    const std::vector<int> members = ranks_of_stage(std::atoi(v.parts[i].part.c_str() + 6));
+    for (size_t j = 0; j < v.parts.size(); ++j) {
+      const int rank = rank_part(v.parts[j]);
+      if (rank < 0 || std::find(members.begin(), members.end(), rank) == members.end()) continue;
+      if (members.size() == 1) {
+        size_t rank_at = j;
+        if (j < i) std::swap(v.parts[i], v.parts[j]), rank_at = i, i = j;
+        v.parts.erase(v.parts.begin() + static_cast<std::ptrdiff_t>(rank_at));
+      } else if (j > i && v.parts[j].gain >= 0.95 * v.parts[i].gain) {
+        std::rotate(v.parts.begin() + i, v.parts.begin() + j, v.parts.begin() + j + 1);
+        ++i;  // the stage moved one place on
+      }
       break;
     }
   }
