@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,13 @@ constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
 constexpr bool Contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
+
+// A hash that lets a map keyed by std::string be searched with a std::string_view (with
+// std::equal_to<>): no string built per lookup.
+struct StringViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 
 // Sorted whole numbers (ranks, steps) as a person writes them: "4-63", "0, 2, 5-7". Once
 // the text is longer than |max_chars| and numbers remain, ", ..." ends it.

@@ -25,11 +25,11 @@ bool Checked(int64_t start, int64_t end, uint64_t offset, const char* what, mode
 }
 
 // The rows of |v| in start order (CUPTI hands buffers over in completion order).
-template <typename Pair>
-std::vector<size_t> ByStart(const std::vector<Pair>& v) {
+template <typename Record>
+std::vector<size_t> ByStart(const std::vector<Record>& v) {
   std::vector<size_t> order(v.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a].first.start_ns < v[b].first.start_ns; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a].start_ns < v[b].start_ns; });
   return order;
 }
 
@@ -44,11 +44,6 @@ model::ActivityKind KindOf(uint8_t k) {
 
 }  // namespace
 
-bool CuptiRecords::IsCuptiRecord(uint16_t type) {
-  return type >= static_cast<uint16_t>(nf::RecordType::kGpuActivity) &&
-         type <= static_cast<uint16_t>(nf::RecordType::kTracer);
-}
-
 void CuptiRecords::Decode(const nf::RecordView& r, model::ImportStats* stats) {
   auto bad = [&](const char* what) { stats->Count(ImportIssue::kBadRecord, r.offset, what); };
   switch (static_cast<nf::RecordType>(r.type)) {
@@ -56,19 +51,19 @@ void CuptiRecords::Decode(const nf::RecordView& r, model::ImportStats* stats) {
       nf::GpuActivityRecord g;
       if (!nf::DecodePayload(r, &g)) return bad("short GPU activity record");
       if (g.kind > static_cast<uint8_t>(nf::GpuActivityKind::kSync)) return bad("GPU activity of an unknown kind");
-      if (Checked(g.start_ns, g.end_ns, r.offset, "GPU activity", stats)) gpu_.emplace_back(g, r.offset);
+      if (Checked(g.start_ns, g.end_ns, r.offset, "GPU activity", stats)) gpu_.push_back(g);
       return;
     }
     case nf::RecordType::kCudaApi: {
       nf::CudaApiRecord a;
       if (!nf::DecodePayload(r, &a)) return bad("short CUDA API record");
-      if (Checked(a.start_ns, a.end_ns, r.offset, "CUDA API call", stats)) api_.emplace_back(a, r.offset);
+      if (Checked(a.start_ns, a.end_ns, r.offset, "CUDA API call", stats)) api_.push_back(a);
       return;
     }
     case nf::RecordType::kRange: {
       nf::RangeRecord x;
       if (!nf::DecodePayload(r, &x)) return bad("short range record");
-      if (Checked(x.start_ns, x.end_ns, r.offset, "NVTX range", stats)) ranges_.emplace_back(x, r.offset);
+      if (Checked(x.start_ns, x.end_ns, r.offset, "NVTX range", stats)) ranges_.push_back(x);
       return;
     }
     case nf::RecordType::kTracer: {
@@ -89,11 +84,10 @@ void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text_of, int
     if (added) it->second = t->strings.Intern(text_of(id));
     return it->second;
   };
-  auto text = [&](uint32_t id) { return std::string(t->strings.Get(intern(id))); };
   model::GpuActivities& g = t->gpu;
   g.Reserve(g.size() + gpu_.size());
   for (size_t i : ByStart(gpu_)) {
-    const nf::GpuActivityRecord& a = gpu_[i].first;
+    const nf::GpuActivityRecord& a = gpu_[i];
     model::StringId name = intern(a.name);
     if (t->strings.Get(name).empty())
       name = t->strings.Intern(a.kind == static_cast<uint8_t>(nf::GpuActivityKind::kKernel) ? "(unnamed kernel)" : "(unnamed)");
@@ -106,23 +100,23 @@ void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text_of, int
       g.bytes[row] = a.bytes >= 0 ? a.bytes : -1;
   }
   for (size_t i : ByStart(api_)) {
-    const nf::CudaApiRecord& a = api_[i].first;
+    const nf::CudaApiRecord& a = api_[i];
     t->host.Append(a.start_ns, a.end_ns, intern(a.name), pid, a.tid,
                    static_cast<int64_t>(a.correlation & INT64_MAX),
                    a.kind == static_cast<uint8_t>(nf::CudaApiKind::kDriver) ? model::HostKind::kDriver
                                                                             : model::HostKind::kRuntime);
   }
   for (size_t i : ByStart(ranges_)) {
-    const nf::RangeRecord& x = ranges_[i].first;
+    const nf::RangeRecord& x = ranges_[i];
     t->annotations.Append(x.start_ns, x.end_ns, intern(x.name), intern(x.domain), pid, x.tid, -1);
   }
   if (tracer_) {
     const nf::TracerRecord& s = *tracer_;
     if (s.state == static_cast<uint32_t>(nf::TracerState::kSteppedAside))
-      t->notes.push_back("the CUPTI tracer stepped aside (" + text(s.reason) +
+      t->notes.push_back("the CUPTI tracer stepped aside (" + text_of(s.reason) +
                          "): no kernels, copies or NVTX ranges were recorded, NCCL's operations were");
     else if (s.state == static_cast<uint32_t>(nf::TracerState::kFailed))
-      t->notes.push_back("the CUPTI tracer could not start (" + text(s.reason) + "): NCCL's operations were recorded alone");
+      t->notes.push_back("the CUPTI tracer could not start (" + text_of(s.reason) + "): NCCL's operations were recorded alone");
     if (s.dropped > 0)
       t->stats.Count(ImportIssue::kDroppedByRecorder, 0, "CUPTI's activity buffers were full: GPU activities lost",
                      s.dropped);

@@ -24,18 +24,16 @@ namespace commlens::importers::native {
 
 class CuptiRecords {
  public:
-  static bool IsCuptiRecord(uint16_t type);
-  // Decodes one tracer record; a short one is counted in |stats| and skipped.
+  // Decodes one tracer record; a short or damaged one is counted in |stats| and skipped.
   void Decode(const native_format::RecordView& r, model::ImportStats* stats);
-  bool empty() const { return gpu_.empty() && api_.empty() && ranges_.empty() && !tracer_; }
   // Appends the rows to |t| (GPU activities and annotations sorted by start; CUDA calls
   // as host events of process |pid|), and the tracer's notes.
   void Fill(const std::function<std::string(uint32_t)>& text, int32_t pid, model::RankTrace* t) const;
 
  private:
-  std::vector<std::pair<native_format::GpuActivityRecord, uint64_t>> gpu_;  // record, file offset
-  std::vector<std::pair<native_format::CudaApiRecord, uint64_t>> api_;
-  std::vector<std::pair<native_format::RangeRecord, uint64_t>> ranges_;
+  std::vector<native_format::GpuActivityRecord> gpu_;
+  std::vector<native_format::CudaApiRecord> api_;
+  std::vector<native_format::RangeRecord> ranges_;
   std::optional<native_format::TracerRecord> tracer_;  // the last one: its counters are cumulative
 };
 

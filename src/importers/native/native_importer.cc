@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <span>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -335,23 +336,23 @@ uint64_t TimeOpsByKernels(const Decoded& d, const std::vector<const nf::OpRecord
   std::unordered_map<int64_t, uint32_t> kernel_of;  // correlation id -> kernel row
   for (uint32_t i = 0; i < t->gpu.size(); ++i)
     if (t->gpu.kind[i] == model::ActivityKind::kKernel && t->gpu.correlation[i] != 0) kernel_of.emplace(t->gpu.correlation[i], i);
-  // The CUDA calls that launched a kernel, by start.
-  std::vector<std::pair<model::TimeNs, uint32_t>> calls;  // (start, host row)
+  // The CUDA calls that launched a kernel, by start: (start, end, kernel row).
+  std::vector<std::tuple<model::TimeNs, model::TimeNs, uint32_t>> calls;
   for (uint32_t i = 0; i < t->host.size(); ++i)
-    if ((t->host.kind[i] == model::HostKind::kRuntime || t->host.kind[i] == model::HostKind::kDriver) &&
-        kernel_of.count(t->host.correlation[i]))
-      calls.emplace_back(t->host.start[i], i);
+    if (t->host.kind[i] == model::HostKind::kRuntime || t->host.kind[i] == model::HostKind::kDriver)
+      if (auto k = kernel_of.find(t->host.correlation[i]); k != kernel_of.end())
+        calls.emplace_back(t->host.start[i], t->host.end[i], k->second);
   std::sort(calls.begin(), calls.end());
   // Each group's launch per communicator: its kernel, or none when it launched several.
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> launch_kernel;  // (group api id, comm) -> kernel row
   constexpr uint32_t kSeveral = model::kNoIndex - 1;
   for (const nf::ApiRecord& a : d.apis) {
     if (a.kind != static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) || a.parent_id == 0) continue;
-    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(a.host_start_ns, uint32_t{0}));
+    auto it = std::lower_bound(calls.begin(), calls.end(), std::make_tuple(a.host_start_ns, model::TimeNs{INT64_MIN}, 0u));
     uint32_t kernel = model::kNoIndex;
-    for (; it != calls.end() && it->first <= a.host_stop_ns; ++it)
-      if (t->host.end[it->second] <= a.host_stop_ns) {
-        kernel = kernel_of.at(t->host.correlation[it->second]);
+    for (; it != calls.end() && std::get<0>(*it) <= a.host_stop_ns; ++it)
+      if (std::get<1>(*it) <= a.host_stop_ns) {
+        kernel = std::get<2>(*it);
         break;
       }
     if (kernel == model::kNoIndex) continue;

@@ -64,8 +64,9 @@ std::string_view Translator::KernelName(const char* mangled) {
   if (!mangled) return {};
   // Demangled once per name (by its text: a module unloaded and another loaded may reuse
   // the address of a name CUPTI gave before).
-  auto [it, added] = names_.try_emplace(mangled);
-  if (added) {
+  auto it = names_.find(std::string_view(mangled));
+  if (it == names_.end()) {
+    it = names_.emplace(mangled, std::string()).first;
     int status = 0;
     char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
     it->second = status == 0 && plain ? plain : mangled;
@@ -80,7 +81,8 @@ std::string_view Translator::KernelName(const char* mangled) {
 }
 
 int32_t Translator::DeviceOf(uint32_t context, uint32_t device) {
-  device_of_[context] = static_cast<int32_t>(device);
+  // A context's device does not change: noted once (per-kernel work on CUPTI's thread).
+  if (context != last_context_) device_of_[context] = static_cast<int32_t>(device), last_context_ = context;
   return static_cast<int32_t>(device);
 }
 
@@ -157,13 +159,14 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
     case CUPTI_ACTIVITY_KIND_MARKER: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
       const int32_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? static_cast<int32_t>(m->objectId.pt.threadId) : -1;
-      auto emit = [&](int64_t start, int64_t end, int32_t at, const std::string& name, const std::string& domain, uint8_t flags) {
+      const std::string_view name = m->name ? m->name : "", domain = m->domain ? m->domain : "";
+      auto emit = [&](int64_t start, int64_t end, int32_t at, std::string_view name, std::string_view domain, uint8_t flags) {
         nf::RangeRecord r{};
         r.start_ns = start, r.end_ns = std::max(start, end), r.tid = at, r.flags = flags;
         sink->OnRange(r, name, domain);
       };
       if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
-        emit(Ns(m->timestamp), Ns(m->timestamp), tid, m->name ? m->name : "", m->domain ? m->domain : "", nf::kRangeFlagMark);
+        emit(Ns(m->timestamp), Ns(m->timestamp), tid, name, domain, nf::kRangeFlagMark);
         return true;
       }
       // A START and its END may come in either order (per-thread buffers are not ordered
@@ -175,15 +178,14 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
         if (open_.size() >= kMaxOpen) open_.clear();  // ends that never come: start over
         Open o;
         o.time = Ns(m->timestamp), o.tid = tid, o.is_start = start;
-        if (start) o.name = m->name ? m->name : "", o.domain = m->domain ? m->domain : "";
+        if (start) o.name = name, o.domain = domain;
         open_.emplace(m->id, std::move(o));
         return false;
       }
       const Open& other = it->second;
       if (other.is_start == start) return false;  // a repeat: ignore
-      const Open& s = start ? Open{Ns(m->timestamp), tid, true, m->name ? m->name : "", m->domain ? m->domain : ""} : other;
-      const int64_t end = start ? other.time : Ns(m->timestamp);
-      emit(s.time, end, s.tid, s.name, s.domain, 0);
+      if (start) emit(Ns(m->timestamp), other.time, tid, name, domain, 0);
+      else emit(other.time, Ns(m->timestamp), other.tid, other.name, other.domain, 0);
       open_.erase(it);
       return true;
     }

@@ -21,6 +21,7 @@
 
 #include <cupti_activity.h>
 
+#include "common/strings.h"
 #include "recorder/cupti_tracer/activity_backend.h"
 
 namespace commlens::recorder::cupti {
@@ -32,8 +33,8 @@ class Translator {
   using ApiName = std::function<std::string(bool runtime, uint32_t cbid)>;
   explicit Translator(ApiName api_name) : api_name_(std::move(api_name)) {}
 
-  // One record; kinds it does not translate are ignored. Returns whether it was one the
-  // tracer keeps (counted by the caller).
+  // One record; kinds it does not translate are ignored. Returns whether it reached the
+  // sink.
   bool Translate(const CUpti_Activity* record, ActivitySink* sink);
   // Ranges still open (a START without its END yet).
   size_t open_ranges() const { return open_.size(); }
@@ -53,7 +54,8 @@ class Translator {
   int32_t DeviceOf(uint32_t context, uint32_t device);
 
   ApiName api_name_;
-  std::unordered_map<std::string, std::string> names_;  // mangled -> demangled
+  std::unordered_map<std::string, std::string, StringViewHash, std::equal_to<>> names_;  // mangled -> demangled
+  uint32_t last_context_ = UINT32_MAX;  // DeviceOf's: the context last noted
   std::unordered_map<uint64_t, Open> open_;             // marker id -> the half seen first
   std::unordered_map<uint32_t, int32_t> device_of_;     // context id -> device
 };

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "common/strings.h"
 #include "native_format/record_writer.h"
 #include "recorder/cupti_tracer/activity_backend.h"
 
@@ -63,12 +64,7 @@ class Tracer final : public ActivitySink {
 
   mutable std::mutex mu_;
   native_format::RecordWriter pending_;             // under mu_
-  // Looked up by string_view: no string built per record.
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;  // under mu_
+  std::unordered_map<std::string, uint32_t, StringViewHash, std::equal_to<>> ids_;  // under mu_
   uint32_t next_id_ = kStringBase;                  // under mu_
   uint64_t records_ = 0, dropped_ = 0;              // under mu_
   bool news_ = true;                                // under mu_: a Tracer record is due

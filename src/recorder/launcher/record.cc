@@ -197,16 +197,14 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
 }
 
 std::string FindCupti(const char* cuda_home) {
+  std::vector<std::string> dirs;
   std::vector<fs::path> roots;
-  if (cuda_home && *cuda_home) roots.push_back(cuda_home);
+  if (cuda_home && *cuda_home) roots.push_back(fs::absolute(cuda_home));
   roots.push_back("/usr/local/cuda");
   for (const fs::path& root : roots)
-    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"}) {
-      std::error_code ec;
-      const fs::path lib = root / dir / "libcupti.so.13";
-      if (fs::exists(lib, ec)) return fs::absolute(lib).lexically_normal().string();
-    }
-  return "";
+    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib"})
+      dirs.push_back((root / dir).string());
+  return FindLibrary(dirs, "libcupti.so.13");
 }
 
 int RunRecord(const RecordOptions& o, std::ostream& log) {

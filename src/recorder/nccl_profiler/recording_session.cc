@@ -131,10 +131,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
   // should not wait for it.
-  if (cfg_.cupti && !tracer_) {
-    cupti_backend_ = cupti::NewCuptiBackend(cfg_.cupti_library);
-    tracer_ = new cupti::Tracer(cupti_backend_);
-  }
+  if (cfg_.cupti && !tracer_) tracer_ = new cupti::Tracer(cupti::NewCuptiBackend(cfg_.cupti_library));
   stop_flusher_ = false;
   try {
     flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
@@ -227,8 +224,8 @@ void Session::Finalize(Context* ctx) {
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
 void Session::StopSession(nf::EndReason reason) {
   StopFlusher();
-  if (tracer_ && cfg_.cupti) {
-    tracer_->Stop();
+  if (cupti::Tracer* tracer = ActiveTracer()) {
+    tracer->Stop();
     DrainTracer();
   }
   {
@@ -309,14 +306,15 @@ void Session::Flush() {
 // The tracer's records go to the file through the same queue, each drain whole. A
 // backend that cannot start says why in the file (a Tracer record) and costs nothing.
 void Session::StartTracer() {
-  if (tracer_ && cfg_.cupti && !tracer_->Start())
+  if (cupti::Tracer* tracer = ActiveTracer(); tracer && !tracer->Start())
     Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
 }
 
 void Session::DrainTracer() {
-  if (!tracer_ || !cfg_.cupti) return;
+  cupti::Tracer* tracer = ActiveTracer();
+  if (!tracer) return;
   nf::RecordWriter w;
-  tracer_->Drain(RealtimeNs(), &w);
+  tracer->Drain(RealtimeNs(), &w);
   if (!w.empty()) file_.Queue(w);
 }
 

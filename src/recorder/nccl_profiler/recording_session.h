@@ -141,8 +141,10 @@ class Session {
   // The CUPTI tracer (COMMLENS_CUPTI=1): started with the session, drained by each flush
   // before the session's own records, stopped at its end. Never freed, as the session:
   // CUPTI's threads may call into it until the process is gone.
-  cupti::ActivityBackend* cupti_backend_ = nullptr;
-  cupti::Tracer* tracer_ = nullptr;
+  cupti::Tracer* tracer_ = nullptr;  // with its backend; made by the first session that asks
+  // The tracer, when this session asked for it (COMMLENS_CUPTI=1); an earlier session's
+  // stays made but idle.
+  cupti::Tracer* ActiveTracer() const { return cfg_.cupti ? tracer_ : nullptr; }
   void StartTracer();
   void DrainTracer();
 
