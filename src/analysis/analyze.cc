@@ -1,7 +1,5 @@
 #include "analysis/analyze.h"
 
-#include "analysis/whatif.h"
-
 #include <algorithm>
 
 #include "analysis/whatif.h"

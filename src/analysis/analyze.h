@@ -63,6 +63,7 @@ struct ReplayVerdict {
   // rank (up to kReplayHeatRanks; beyond, the ranks whose activities exceed their kinds'
   // typical time most), in rank order, then every pipeline stage.
   std::vector<int64_t> steps;  // profiler step numbers (-1: a trace without steps, whole)
+  std::vector<double> step_slowdown;  // S per step of |steps| (commlens diff compares it)
   struct HeatRow {
     std::string part;              // "rank 3", "stage 1"
     std::vector<double> per_step;  // S per step of |steps|
@@ -78,6 +79,7 @@ struct ReplayVerdict {
 };
 inline constexpr size_t kReplayHeatRanks = 16;
 inline constexpr size_t kReplayMaxRanks = 512;
+inline constexpr double kAttributed = 1.03;  // S under this: nothing worth attributing (whatif.h)
 
 struct RankAnalysis {
   const model::RankTrace* trace = nullptr;

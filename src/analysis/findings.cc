@@ -228,7 +228,7 @@ void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
 void Replay(const FindingsInput& in, std::vector<Finding>* out) {
   const ReplayVerdict& r = in.job.replay;
   // A hung job's steps are not the job's: the hang is the verdict.
-  if (!r.done || r.slowdown < 1.03 || r.parts.empty() || !in.job.cross_rank.hangs.empty()) return;
+  if (!r.done || r.slowdown < kAttributed || r.parts.empty() || !in.job.cross_rank.hangs.empty()) return;
   const ReplayVerdict::Part& top = r.parts.front();
   if (top.gain < 0.03) return;
   std::string others;

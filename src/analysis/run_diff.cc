@@ -44,11 +44,15 @@ class SeriesSet {
     if (added) list_.push_back({section, name, "", unit, dense, dense ? std::vector<double>(steps_, 0.0) : std::vector<double>{}});
     return list_[it->second];
   }
-  void Add(const std::string& section, const std::string& name, DiffUnit unit, size_t step, double v) {
-    Get(section, name, unit, true).values[step] += v;
+  Series& Add(const std::string& section, const std::string& name, DiffUnit unit, size_t step, double v) {
+    Series& x = Get(section, name, unit, true);
+    x.values[step] += v;
+    return x;
   }
-  void Push(const std::string& section, const std::string& name, DiffUnit unit, double v) {
-    Get(section, name, unit, false).values.push_back(v);
+  Series& Push(const std::string& section, const std::string& name, DiffUnit unit, double v) {
+    Series& x = Get(section, name, unit, false);
+    x.values.push_back(v);
+    return x;
   }
   const Series* Find(const std::string& section, const std::string& name) const {
     auto it = index_.find(section + '\n' + name);
@@ -213,7 +217,6 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun
       for (size_t r = 0; r < trace.ranks.size(); ++r)
         if (!rows[r][s].empty())
           breakdown(s, ComputeTimeBreakdown(trace.ranks[r], rows[r][s]), static_cast<double>(trace.ranks.size()));
-  auto step_of = [&](const model::RankTrace& r, TimeNs t) { return samples.Of(r, t); };
 
   // Collectives per step: the bucket table of the step's ops, with the arrivals of the
   // whole window (an op's last member is the same whichever step asks).
@@ -226,7 +229,7 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun
     for (size_t s = 0; s < n; ++s) in_step[s][r].assign(rt.comms.size(), 0);
     for (uint32_t i = 0; i < rt.comms.size(); ++i) {
       if (!in_window[r][i]) continue;
-      if (auto s = step_of(rt, OpTime(rt, i))) {
+      if (auto s = samples.Of(rt, OpTime(rt, i))) {
         in_step[*s][r][i] = 1;
         // The others' waiting for this op's last member.
         const TimeNs t = arrivals.Transfer(trace, r, i);
@@ -246,16 +249,11 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun
       const std::string name = BucketName(b, labels);
       // Matched by members; shown with the group's description where the run has one.
       const double ranks = static_cast<double>(trace.ranks.size());  // the mean rank, as kernels
-      for (const auto& [what, unit, v] : {std::tuple{": kernel time", DiffUnit::kTime, static_cast<double>(b.total) / ranks},
-                                          std::tuple{": transfer time", DiffUnit::kTime, static_cast<double>(b.transfer) / ranks},
-                                          std::tuple{": busbw", DiffUnit::kBandwidth, b.transfer_busbw_gbps}}) {
-        if (unit == DiffUnit::kBandwidth && !(v > 0)) continue;
-        Series& x = unit == DiffUnit::kBandwidth ? set.Get("collective", name + what, unit, false)
-                                                 : set.Get("collective", name + what, unit, true);
-        if (unit == DiffUnit::kBandwidth) x.values.push_back(v);
-        else x.values[s] += v;
-        x.desc = b.group_desc;
-      }
+      set.Add("collective", name + ": kernel time", DiffUnit::kTime, s, static_cast<double>(b.total) / ranks).desc = b.group_desc;
+      set.Add("collective", name + ": transfer time", DiffUnit::kTime, s, static_cast<double>(b.transfer) / ranks).desc =
+          b.group_desc;
+      if (b.transfer_busbw_gbps > 0)
+        set.Push("collective", name + ": busbw", DiffUnit::kBandwidth, b.transfer_busbw_gbps).desc = b.group_desc;
     }
   }
 
@@ -272,8 +270,8 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun
   }
 
   // The what-if S per replayed step.
-  if (side.whatif && side.whatif->done)
-    for (double s : side.whatif->step_slowdown) set.Push("whatif", "slowdown S (no-delay step over ideal)", DiffUnit::kRatio, s);
+  if (job.replay.done)
+    for (double s : job.replay.step_slowdown) set.Push("whatif", "slowdown S (no-delay step over ideal)", DiffUnit::kRatio, s);
 
   // Who the run's verdict blames: the replay's first part, else the top straggler.
   if (job.replay.done && !job.replay.parts.empty() && job.replay.parts.front().gain > 0) {
@@ -291,7 +289,7 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun
   if (samples.over_steps()) set.Measures("step");
   if (gpu) set.Measures("breakdown"), set.Measures("kernel");
   if (comm) set.Measures("collective"), set.Measures("rank");
-  if (side.whatif && side.whatif->done) set.Measures("whatif");
+  if (job.replay.done) set.Measures("whatif");
   std::set<std::string> formats;
   for (const model::RankTrace& r : trace.ranks) formats.insert(r.format);
   for (const std::string& f : formats) run->formats += (run->formats.empty() ? "" : ", ") + f;
@@ -308,7 +306,6 @@ DiffRow Compare(const Series* a, const Series* b, const DiffOptions& options) {
   const std::string desc = da == db || db.empty() ? da : da.empty() ? db : "A: " + da + "; B: " + db;
   if (const size_t colon = any.name.rfind(": "); !desc.empty() && colon != std::string::npos)
     row.shown = any.name.substr(0, colon) + " (" + desc + ")" + any.name.substr(colon);
-  row.in_a = a != nullptr, row.in_b = b != nullptr;
   static const std::vector<double> kNone;
   const std::vector<double>& va = a ? a->values : kNone;
   const std::vector<double>& vb = b ? b->values : kNone;
@@ -417,7 +414,7 @@ RunDiff DiffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& option
   std::stable_sort(rows.begin(), rows.end(), [&](const DiffRow& x, const DiffRow& y) {
     if (section_of(x) != section_of(y)) return section_of(x) < section_of(y);
     if (x.beyond_noise != y.beyond_noise) return x.beyond_noise;
-    const double cx = x.step_cost != 0 ? std::abs(x.step_cost) : 0, cy = y.step_cost != 0 ? std::abs(y.step_cost) : 0;
+    const double cx = std::abs(x.step_cost), cy = std::abs(y.step_cost);
     if (cx != cy) return cx > cy;
     return std::abs(x.relative) > std::abs(y.relative);
   });

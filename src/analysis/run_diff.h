@@ -13,12 +13,11 @@
 
 #include "analysis/analyze.h"
 #include "analysis/resample.h"
-#include "analysis/whatif.h"
 #include "model/trace.h"
 
 namespace commlens::analysis {
 
-enum class DiffUnit { kTime, kBandwidth, kRatio, kCount };
+enum class DiffUnit { kTime, kBandwidth, kRatio };
 
 struct DiffRow {
   std::string section;  // "step", "breakdown", "collective", "kernel", "rank", "whatif"
@@ -68,8 +67,7 @@ struct DiffOptions {
 
 struct DiffSide {
   const model::Trace* trace = nullptr;
-  const JobAnalysis* job = nullptr;
-  const WhatIfAnalysis* whatif = nullptr;  // may be null (not replayed)
+  const JobAnalysis* job = nullptr;  // its replay's S per step is compared when it ran
 };
 
 RunDiff DiffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& options = {});

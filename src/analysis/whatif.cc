@@ -304,14 +304,24 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
       counts[key.first].push_back(nodes.size());
       in_class[{key.first, peer_class[key.second]}].push_back(nodes.size());
     }
+    // The typical counts, once per kind and per (kind, peer class).
+    std::map<uint32_t, std::pair<size_t, size_t>> of_kind;  // kind -> (over every rank, over the ranks that run it)
+    for (const auto& [kind, c] : counts) {
+      std::vector<size_t> all = c;
+      all.resize(trace.ranks.size(), 0);
+      of_kind[kind] = {lower_median(std::move(all)), lower_median(c)};
+    }
+    std::map<std::pair<uint32_t, int>, size_t> of_class;  // (kind, peer class) -> over the class
+    for (const auto& [key, c] : in_class) {
+      std::vector<size_t> peers = c;
+      peers.resize(class_size[key.second], 0);
+      of_class[key] = lower_median(std::move(peers));
+    }
     for (auto& [key, nodes] : occurrences) {
       const auto [kind, rank] = key;
       std::sort(nodes.begin(), nodes.end(), [&](uint32_t x, uint32_t y) { return g.nodes[x].start < g.nodes[y].start; });
-      std::vector<size_t> all = counts[kind];
-      all.resize(trace.ranks.size(), 0);
-      std::vector<size_t> peers = own_peer(rank) ? counts[kind] : in_class[{kind, peer_class[rank]}];
-      if (!own_peer(rank)) peers.resize(class_size[peer_class[rank]], 0);
-      const size_t typical = lower_median(std::move(all)), fix_typical = lower_median(std::move(peers));
+      const size_t typical = of_kind[kind].first;
+      const size_t fix_typical = own_peer(rank) ? of_kind[kind].second : of_class[{kind, peer_class[rank]}];
       for (uint32_t k = 0; k < nodes.size(); ++k) {
         Node& x = g.nodes[nodes[k]];
         x.occurrence = k;
@@ -694,6 +704,7 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
     }
   }
   v.steps = w.steps;
+  v.step_slowdown = w.step_slowdown;
   for (auto [from, to] : {std::pair{&w.by_rank, &v.by_rank}, std::pair{&w.by_stage, &v.by_stage},
                           std::pair{&w.by_op, &v.by_op}, std::pair{&w.by_group, &v.by_group}})
     for (const WhatIfShare& x : *from) to->push_back({x.label, x.slowdown});

@@ -109,7 +109,6 @@ struct WhatIfOptions {
 // on its stream, and the replayed profiler steps, each from its measured start to its
 // ideal end. Host events, communication ops and counters are not replayed: left out.
 model::Trace IdealTimeline(const model::Trace& trace, const WhatIfAnalysis& w);
-inline constexpr double kAttributed = 1.03;  // S under this: nothing worth attributing
 
 // The mean of step times (0 for none).
 double MeanStep(const std::vector<model::TimeNs>& steps);

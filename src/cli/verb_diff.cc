@@ -2,17 +2,14 @@
 // runs' own step-to-step noise (analysis/run_diff.h, docs/analysis.md "Diff").
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "analysis/analyze.h"
 #include "analysis/run_diff.h"
-#include "analysis/whatif.h"
 #include "cli/job_inputs.h"
 #include "cli/verbs.h"
 #include "common/json_writer.h"
-#include "common/units.h"
 #include "report/diff_report.h"
 
 namespace commlens::cli {
@@ -32,7 +29,6 @@ struct DiffArgs {
 struct Run {
   model::Trace trace;
   analysis::JobAnalysis job;
-  analysis::WhatIfAnalysis whatif;
 };
 
 std::optional<Run> LoadRun(const DiffArgs& a, const std::string& path, const char* which) {
@@ -45,7 +41,7 @@ std::optional<Run> LoadRun(const DiffArgs& a, const std::string& path, const cha
     fmt::print(stderr, "commlens diff: run {} ({}) could not be loaded\n", which, path);
     return std::nullopt;
   }
-  Run run{std::move(loaded).value(), {}, {}};
+  Run run{std::move(loaded).value(), {}};
   analysis::AnalyzeOptions options;
   options.threads = a.inputs.load.threads;
   options.steps = ChooseJobSteps(in, run.trace, "diff");
@@ -53,15 +49,8 @@ std::optional<Run> LoadRun(const DiffArgs& a, const std::string& path, const cha
     fmt::print(stderr, "commlens diff: run {} ({}): its steps could not be chosen\n", which, path);
     return std::nullopt;
   }
-  options.replay = a.replay && run.trace.ranks.size() >= 2 && run.trace.ranks.size() <= analysis::kReplayMaxRanks;
+  options.replay = a.replay;  // its S per step is compared (analyze replays jobs of 2 to 512 ranks)
   run.job = analysis::Analyze(run.trace, options);
-  if (options.replay) {
-    analysis::WhatIfOptions w;
-    w.rank_candidates = 1;  // S per step is what the diff compares; the verdict names the parts
-    w.top_ops = 0;
-    w.attribute_groups = false;
-    run.whatif = analysis::WhatIf(run.trace, run.job, w);
-  }
   return run;
 }
 
@@ -77,8 +66,7 @@ int Run(const DiffArgs& a) {
   analysis::DiffOptions options;
   options.min_change = a.min_change_pct / 100.0;
   const analysis::RunDiff diff =
-      analysis::DiffRuns({&ra->trace, &ra->job, a.replay ? &ra->whatif : nullptr},
-                         {&rb->trace, &rb->job, a.replay ? &rb->whatif : nullptr}, options);
+      analysis::DiffRuns({&ra->trace, &ra->job}, {&rb->trace, &rb->job}, options);
   const report::DiffNames names{a.inputs.paths[0], a.inputs.paths[1]};
   if (!a.json_path.empty()) {
     const nlohmann::json doc = report::DiffJson(diff, names, options);

@@ -22,7 +22,6 @@ const char* UnitName(DiffUnit u) {
     case DiffUnit::kTime: return "us";
     case DiffUnit::kBandwidth: return "GB/s";
     case DiffUnit::kRatio: return "x";
-    case DiffUnit::kCount: return "count";
   }
   return "";
 }
@@ -35,7 +34,6 @@ std::string Value(DiffUnit u, double v) {
     case DiffUnit::kTime: return FormatDuration(static_cast<int64_t>(std::llround(v)));
     case DiffUnit::kBandwidth: return fmt::format("{:.1f} GB/s", v);
     case DiffUnit::kRatio: return fmt::format("{:.3f}", v);
-    case DiffUnit::kCount: return fmt::format("{:.1f}", v);
   }
   return "";
 }

@@ -22,15 +22,12 @@ using testing::AnalyzeSample;
 
 struct Diffed {
   testing::Analyzed a, b;
-  analysis::WhatIfAnalysis wa, wb;
   analysis::RunDiff diff;
 };
 
 std::unique_ptr<Diffed> Diff(const std::string& a, const std::string& b) {
-  auto d = std::make_unique<Diffed>(Diffed{AnalyzeSample(a), AnalyzeSample(b), {}, {}, {}});
-  d->wa = analysis::WhatIf(d->a.trace, d->a.job, {});
-  d->wb = analysis::WhatIf(d->b.trace, d->b.job, {});
-  d->diff = analysis::DiffRuns({&d->a.trace, &d->a.job, &d->wa}, {&d->b.trace, &d->b.job, &d->wb});
+  auto d = std::make_unique<Diffed>(Diffed{AnalyzeSample(a), AnalyzeSample(b), {}});
+  d->diff = analysis::DiffRuns({&d->a.trace, &d->a.job}, {&d->b.trace, &d->b.job});
   return d;
 }
 
@@ -107,7 +104,7 @@ TEST(Diff, SlicesDoNotDependOnHowLongARunWasRecorded) {
     const size_t n = r.ops_in_window.size();
     for (size_t i = n / 2; i < n; ++i) r.ops_in_window[i] = 0;
   }
-  const analysis::RunDiff d = analysis::DiffRuns({&whole.trace, &whole.job, nullptr}, {&half.trace, &half.job, nullptr});
+  const analysis::RunDiff d = analysis::DiffRuns({&whole.trace, &whole.job}, {&half.trace, &half.job});
   EXPECT_GT(d.a.steps, d.b.steps);  // more slices in the longer run
   for (const auto* r : d.Changes()) ADD_FAILURE() << r->section << " " << r->name << " " << r->relative;
 }
