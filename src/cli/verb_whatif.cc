@@ -2,7 +2,6 @@
 // speed (analysis/whatif.h, docs/analysis.md "What if").
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -14,7 +13,6 @@
 #include "distributed/analyze_over_mpi.h"
 #include "cli/verbs.h"
 #include "common/json_writer.h"
-#include "common/output_file.h"
 #include "common/units.h"
 #include "exporters/perfetto/perfetto_writer.h"
 

@@ -11,7 +11,8 @@ namespace {
 
 namespace nf = native_format;
 
-int64_t Ns(uint64_t t) { return static_cast<int64_t>(std::min<uint64_t>(t, INT64_MAX)); }
+// CUPTI's unsigned times and sizes in our signed fields (saturating, never negative).
+int64_t Int64(uint64_t v) { return static_cast<int64_t>(std::min<uint64_t>(v, INT64_MAX)); }
 
 nf::CopyKindCode CopyKindOf(uint8_t kind) {
   switch (kind) {
@@ -45,15 +46,16 @@ const char* SyncName(uint32_t type) {
   }
 }
 
-nf::GpuActivityRecord Gpu(nf::GpuActivityKind kind, uint64_t start, uint64_t end, uint32_t correlation, int32_t device,
-                          uint32_t context, uint32_t stream) {
+// A GPU activity from the fields every CUPTI activity record with a time span names.
+template <class Activity>
+nf::GpuActivityRecord Gpu(nf::GpuActivityKind kind, const Activity& a, int32_t device) {
   nf::GpuActivityRecord g{};
   g.kind = static_cast<uint8_t>(kind);
-  g.start_ns = Ns(start), g.end_ns = Ns(end);
-  g.correlation = correlation;
+  g.start_ns = Int64(a.start), g.end_ns = Int64(a.end);
+  g.correlation = a.correlationId;
   g.device = device;
-  g.context = context;
-  g.stream = stream;
+  g.context = a.contextId;
+  g.stream = a.streamId;
   g.bytes = -1;
   return g;
 }
@@ -92,38 +94,34 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (k->start == 0) return false;  // CUPTI could not time it
-      sink->OnGpuActivity(Gpu(nf::GpuActivityKind::kKernel, k->start, k->end, k->correlationId,
-                              DeviceOf(k->contextId, k->deviceId), k->contextId, k->streamId),
+      sink->OnGpuActivity(Gpu(nf::GpuActivityKind::kKernel, *k, DeviceOf(k->contextId, k->deviceId)),
                           KernelName(k->name));
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (m->start == 0) return false;
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, m->start, m->end, m->correlationId,
-                                    DeviceOf(m->contextId, m->deviceId), m->contextId, m->streamId);
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, *m, DeviceOf(m->contextId, m->deviceId));
       const nf::CopyKindCode kind = CopyKindOf(m->copyKind);
       g.copy_kind = static_cast<uint8_t>(kind);
-      g.bytes = static_cast<int64_t>(std::min<uint64_t>(m->bytes, INT64_MAX));
+      g.bytes = Int64(m->bytes);
       sink->OnGpuActivity(g, CopyName(kind));
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY2: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       if (m->start == 0) return false;
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, m->start, m->end, m->correlationId,
-                                    DeviceOf(m->contextId, m->deviceId), m->contextId, m->streamId);
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemcpy, *m, DeviceOf(m->contextId, m->deviceId));
       g.copy_kind = static_cast<uint8_t>(nf::CopyKindCode::kPtoP);
-      g.bytes = static_cast<int64_t>(std::min<uint64_t>(m->bytes, INT64_MAX));
+      g.bytes = Int64(m->bytes);
       sink->OnGpuActivity(g, "Memcpy PtoP");
       return true;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
       if (m->start == 0) return false;
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemset, m->start, m->end, m->correlationId,
-                                    DeviceOf(m->contextId, m->deviceId), m->contextId, m->streamId);
-      g.bytes = static_cast<int64_t>(std::min<uint64_t>(m->bytes, INT64_MAX));
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kMemset, *m, DeviceOf(m->contextId, m->deviceId));
+      g.bytes = Int64(m->bytes);
       sink->OnGpuActivity(g, "Memset");
       return true;
     }
@@ -133,9 +131,8 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
       // Its device is its context's, learned from the context's records or any activity
       // of it; unknown (-1) until then.
       auto dev = device_of_.find(s->contextId);
-      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kSync, s->start, s->end, s->correlationId,
-                                    dev == device_of_.end() ? -1 : dev->second, s->contextId,
-                                    s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? 0 : s->streamId);
+      nf::GpuActivityRecord g = Gpu(nf::GpuActivityKind::kSync, *s, dev == device_of_.end() ? -1 : dev->second);
+      if (s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE) g.stream = 0;
       sink->OnGpuActivity(g, SyncName(s->type));
       return true;
     }
@@ -149,7 +146,7 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
       const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(record);
       const bool runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
       nf::CudaApiRecord r{};
-      r.start_ns = Ns(a->start), r.end_ns = Ns(a->end);
+      r.start_ns = Int64(a->start), r.end_ns = Int64(a->end);
       r.correlation = a->correlationId;
       r.tid = static_cast<int32_t>(a->threadId);
       r.kind = static_cast<uint8_t>(runtime ? nf::CudaApiKind::kRuntime : nf::CudaApiKind::kDriver);
@@ -166,7 +163,7 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
         sink->OnRange(r, name, domain);
       };
       if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
-        emit(Ns(m->timestamp), Ns(m->timestamp), tid, name, domain, nf::kRangeFlagMark);
+        emit(Int64(m->timestamp), Int64(m->timestamp), tid, name, domain, nf::kRangeFlagMark);
         return true;
       }
       // A START and its END may come in either order (per-thread buffers are not ordered
@@ -177,15 +174,15 @@ bool Translator::Translate(const CUpti_Activity* record, ActivitySink* sink) {
       if (it == open_.end()) {
         if (open_.size() >= kMaxOpen) open_.clear();  // ends that never come: start over
         Open o;
-        o.time = Ns(m->timestamp), o.tid = tid, o.is_start = start;
+        o.time = Int64(m->timestamp), o.tid = tid, o.is_start = start;
         if (start) o.name = name, o.domain = domain;
         open_.emplace(m->id, std::move(o));
         return false;
       }
       const Open& other = it->second;
       if (other.is_start == start) return false;  // a repeat: ignore
-      if (start) emit(Ns(m->timestamp), other.time, tid, name, domain, 0);
-      else emit(other.time, Ns(m->timestamp), other.tid, other.name, other.domain, 0);
+      if (start) emit(Int64(m->timestamp), other.time, tid, name, domain, 0);
+      else emit(other.time, Int64(m->timestamp), other.tid, other.name, other.domain, 0);
       open_.erase(it);
       return true;
     }

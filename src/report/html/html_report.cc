@@ -1,8 +1,5 @@
 #include "report/html/html_report.h"
 
-#include <fmt/format.h>
-
-#include "common/json_writer.h"
 #include "common/output_file.h"
 #include "report/html/html_assets.h"
 #include "report/html/html_page.h"
