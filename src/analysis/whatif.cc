@@ -13,6 +13,7 @@
 
 #include "analysis/collectives.h"
 #include "common/saturating.h"
+#include "common/strings.h"
 #include "model/bus_bandwidth.h"
 
 namespace commlens::analysis {
@@ -669,7 +670,7 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   // not explain stays fixed in the measured frame, and can hide any gain.
   for (const WhatIfFix& f : w.fixes) {
     const TimeNs step = static_cast<TimeNs>(MeanStep(f.no_delay));
-    const std::string value = f.part.value.size() > 60 ? f.part.value.substr(0, 57) + "..." : f.part.value;
+    const std::string value = Shortened(f.part.value, 60);
     v.parts.push_back({f.part.kind + " " + value, s_of(f.part), step,
                        v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0});
   }

@@ -20,6 +20,7 @@
 #include "analysis/analyze.h"
 #include "cli/bench_curves.h"
 #include "cli/job_inputs.h"
+#include "common/strings.h"
 #include "model/collective.h"
 #include "report/html/html_report.h"
 #endif
@@ -131,7 +132,7 @@ int RunHtmlReport(const ReportArgs& a) {
   std::vector<std::string> names;
   for (const auto& p : a.inputs.paths) names.push_back(std::filesystem::path(p).filename().string());
   options.title = fmt::format("commlens report: {}", fmt::join(names, ", "));
-  if (options.title.size() > 120) options.title = options.title.substr(0, 117) + "...";
+  options.title = Shortened(options.title, 120);
   Status written = report::html::WriteHtmlReport(trace, job, options, a.out);
   if (!written.ok()) {
     std::fprintf(stderr, "commlens report: %s\n", written.message().c_str());

@@ -10,6 +10,7 @@
 #include "cli/bench_curves.h"
 #include "cli/job_inputs.h"
 #include "cli/progress.h"
+#include "common/strings.h"
 #include "distributed/analyze_over_mpi.h"
 #include "cli/verbs.h"
 #include "common/json_writer.h"
@@ -37,7 +38,7 @@ void PrintShares(const char* title, const std::vector<analysis::WhatIfShare>& sh
   if (shares.empty()) return;
   fmt::print("\n{}\n", title);
   for (size_t i = 0; i < shares.size() && i < rows; ++i)
-    fmt::print("  {:<50} S {}\n", shares[i].label.size() > 50 ? shares[i].label.substr(0, 47) + "..." : shares[i].label,
+    fmt::print("  {:<50} S {}\n", Shortened(shares[i].label, 50),
                Ratio(shares[i].slowdown));
   if (shares.size() > rows) fmt::print("  ... {} more (--json has all)\n", shares.size() - rows);
 }

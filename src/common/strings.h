@@ -29,6 +29,15 @@ struct StringViewHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// |s| in at most |n| bytes (n >= 3): cut at a character boundary (UTF-8) and ended with
+// "..." when it is longer.
+inline std::string Shortened(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  size_t end = n - 3;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end) + "...";
+}
+
 // Sorted whole numbers (ranks, steps) as a person writes them: "4-63", "0, 2, 5-7". Once
 // the text is longer than |max_chars| and numbers remain, ", ..." ends it.
 template <typename T>

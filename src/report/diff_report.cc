@@ -6,6 +6,7 @@
 #include <map>
 
 #include "common/output_file.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "report/html/html_assets.h"
 #include "report/html/html_page.h"
@@ -54,14 +55,6 @@ std::string IntervalText(const DiffRow& r) {
   return fmt::format("[{}, {}]", Signed(r.unit, r.interval->lo), Signed(r.unit, r.interval->hi));
 }
 
-// |s| in at most |n| bytes, cut at a character boundary (UTF-8) with "..." when cut.
-std::string Cut(const std::string& s, size_t n) {
-  if (s.size() <= n) return s;
-  size_t end = n - 3;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  return s.substr(0, end) + "...";
-}
-
 // |per|: "step", or "slice" for runs without profiler steps.
 std::string SectionTitle(const std::string& s, const char* per) {
   static const std::map<std::string, const char*> kTitles = {
@@ -77,7 +70,7 @@ std::string SectionTitle(const std::string& s, const char* per) {
 
 // What a change in the headline list says: the quantity, A and B, and what it costs.
 std::string ChangeLine(const DiffRow& r, const char* per) {
-  std::string line = fmt::format("{} {}: {} -> {} ({})", r.section, Cut(r.shown, 90), Value(r.unit, r.a), Value(r.unit, r.b), Percent(r));
+  std::string line = fmt::format("{} {}: {} -> {} ({})", r.section, Shortened(r.shown, 90), Value(r.unit, r.a), Value(r.unit, r.b), Percent(r));
   if (r.unit == DiffUnit::kBandwidth && r.step_cost != 0)
     line += fmt::format(", its transfers {} per {}", Signed(DiffUnit::kTime, r.step_cost), per);
   return line;
@@ -186,7 +179,7 @@ std::string DiffText(const analysis::RunDiff& diff, const DiffNames& names, cons
     }
     const std::string a = r.known_a ? Value(r.unit, r.a) : "-";
     const std::string b = r.known_b ? Value(r.unit, r.b) : "-";
-    out += fmt::format("{} {:<58} {:>12} {:>12} {:>9}  {}\n", r.beyond_noise ? " *" : "  ", Cut(r.shown, 58), a, b,
+    out += fmt::format("{} {:<58} {:>12} {:>12} {:>9}  {}\n", r.beyond_noise ? " *" : "  ", Shortened(r.shown, 58), a, b,
                        Percent(r), r.known_a && r.known_b ? IntervalText(r) : "");
   }
   flush_more();

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/rank_spread.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "model/activity_class.h"
 #include "model/collective.h"
@@ -19,10 +20,6 @@ using analysis::RankAnalysis;
 using analysis::TimeBreakdown;
 
 namespace {
-
-std::string Cut(const std::string& s, size_t width) {
-  return s.size() <= width ? s : s.substr(0, width - 3) + "...";
-}
 
 // |text| cut into lines of at most |width| at spaces, the first after |first|, the rest
 // after |indent|.
@@ -212,7 +209,7 @@ void KernelSection(std::string* out, const JobAnalysis& job, const TextOptions& 
   *out += fmt::format("\n{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", "top kernels", opt.name_width,
                       "class", "count", "total", "mean", "max");
   for (const analysis::KernelStat& s : k.top()) {
-    *out += fmt::format("{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", Cut(s.name, opt.name_width),
+    *out += fmt::format("{:<{}} {:<13} {:>7} {:>11} {:>11} {:>11}\n", Shortened(s.name, opt.name_width),
                         opt.name_width, model::ActivityClassName(s.cls), s.count,
                         FormatDuration(s.total),
                         FormatDuration(s.count ? s.total / static_cast<model::TimeNs>(s.count) : 0),
@@ -250,7 +247,7 @@ void IdleSection(std::string* out, const JobAnalysis& job, const TextOptions& op
   *out += "\nlongest gaps:\n";
   for (const analysis::JobIdle::RankGap& l : idle.longest)
     *out += fmt::format("  rank {} stream {}: {} {} after {}\n", l.rank, l.stream, FormatDuration(l.gap.length),
-                        analysis::GapKindName(l.gap.kind), Cut(l.gap.before, 70));
+                        analysis::GapKindName(l.gap.kind), Shortened(l.gap.before, 70));
 }
 
 void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptions& opt) {
@@ -279,7 +276,7 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     std::string size = b.size_lo < 0 ? "unknown" : FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
     const double wait = b.wait_share();
     *out += fmt::format("{:<14} {:<14} {:>19} {:>6} {:>5} {:>10} {:>10} {:>10} {:>5} {:>13} {:>11} {:>11}{}\n",
-                        Cut(group, 14), analysis::BucketOpName(b), size, b.count, b.ranks, FormatDuration(b.total),
+                        Shortened(group, 14), analysis::BucketOpName(b), size, b.count, b.ranks, FormatDuration(b.total),
                         FormatDuration(b.p50), FormatDuration(b.p99),
                         wait < 0 ? std::string("-") : fmt::format("{:.0f}%", 100.0 * wait),
                         gbps(b.kernel_busbw_gbps, b.kernel_busbw_gbps > 0), gbps(b.transfer_algbw_gbps, b.transfer > 0),
@@ -311,7 +308,7 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
                         "unmatched", "skew p50", "skew p99", "skew max");
     for (const auto& g : c.groups) {
       std::string group = g.group_desc.empty() ? g.group_name : g.group_name + ":" + g.group_desc;
-      *out += fmt::format("{:<20} {:>8} {:>9} {:>12} {:>12} {:>12}\n", Cut(group, 20), g.matched,
+      *out += fmt::format("{:<20} {:>8} {:>9} {:>12} {:>12} {:>12}\n", Shortened(group, 20), g.matched,
                           g.unmatched, FormatDuration(g.skew_p50), FormatDuration(g.skew_p99),
                           FormatDuration(g.skew_max));
     }
@@ -337,7 +334,7 @@ void RolesSection(std::string* out, const JobAnalysis& job, const TextOptions& o
   *out += fmt::format("{:<20} {:>5} {:<9} {}\n", "group", "size", "role", "named by");
   for (const analysis::GroupRole& g : roles.groups) {
     const std::string name = g.description.empty() ? g.group : g.group + ":" + g.description;
-    *out += fmt::format("{:<20} {:>5} {:<9} {}\n", Cut(name, 20), g.size, analysis::RoleName(g.role), g.rule);
+    *out += fmt::format("{:<20} {:>5} {:<9} {}\n", Shortened(name, 20), g.size, analysis::RoleName(g.role), g.rule);
   }
   if (!roles.has_kernels) {
     *out += "  exposed communication per role needs a GPU kernel timeline (PyTorch profiler or Nsight traces)\n";
@@ -382,7 +379,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
         [](double v) { return FormatDuration(static_cast<model::TimeNs>(v)); });
     for (size_t i : rows.shown) {
       const model::ClockOffset& o = trace.clock.ranks[i];
-      *out += fmt::format("  rank {:<4} {:<20} {:>12} +- {}\n", o.rank, Cut(o.host, 20), FormatDuration(o.offset),
+      *out += fmt::format("  rank {:<4} {:<20} {:>12} +- {}\n", o.rank, Shortened(o.host, 20), FormatDuration(o.offset),
                           o.bound < 0 ? std::string("(not linked)") : FormatDuration(o.bound));
     }
     *out += rows.distribution;
@@ -402,7 +399,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
         for (int k = 0; k < 3; ++k)
           if (s.cause_share[k] >= 0.05) why += fmt::format(" {} {:.0f}%", kParts[k], 100.0 * s.cause_share[k]);
       } else if (!s.kernels.empty()) {
-        why += ": " + Cut(s.kernels.front(), 50);
+        why += ": " + Shortened(s.kernels.front(), 50);
       }
       *out += fmt::format("{:<6} {:>13} {:>9} {:>7.1f} {:>14} {:>16} {:>18} {}\n", s.rank, s.last_arrivals, s.matched,
                           s.chance_arrivals, FormatDuration(s.mean_lateness),
@@ -444,7 +441,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
     for (const auto& c : x.contention) {
       std::string with;
       for (const auto& g : c.with_groups) with += (with.empty() ? "" : ",") + g;
-      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>22} {:>7} {:>22}  {}\n", Cut(c.group, 14),
+      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>22} {:>7} {:>22}  {}\n", Shortened(c.group, 14),
                           model::CommOpName(c.op), c.size_lo < 0 ? "unknown" : FormatBytes(c.size_lo), c.alone.count,
                           spread(c.alone), c.overlapped.count, spread(c.overlapped), with);
     }
@@ -481,7 +478,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
                         "protocol", "channels", "count", "busbw");
     for (size_t i = 0; i < x.protocols.size() && i < opt.max_rows; ++i) {
       const auto& r = x.protocols[i];
-      *out += fmt::format("{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9.1f}\n", Cut(r.group, 14),
+      *out += fmt::format("{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9.1f}\n", Shortened(r.group, 14),
                           model::CommOpName(r.op), r.size_lo < 0 ? "unknown" : FormatBytes(r.size_lo), r.algorithm,
                           r.protocol, r.channels, r.count, r.busbw);
     }
@@ -500,8 +497,8 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
       const analysis::NicPort& n = c.nics[i];
       const std::string line =
           n.line_rate_bits_per_s > 0 ? fmt::format("{:.0f}", n.line_rate_bits_per_s * 1e-9) : std::string("?");
-      *out += fmt::format("{:<12} {:<14} {:<10} {:>10} {:>10} {:>9.2f} {:>9.2f} {:>9} {:>7.0f}\n", Cut(n.host, 12),
-                          Cut(n.device, 14), n.kind, FormatBytes(static_cast<int64_t>(n.tx_bytes)),
+      *out += fmt::format("{:<12} {:<14} {:<10} {:>10} {:>10} {:>9.2f} {:>9.2f} {:>9} {:>7.0f}\n", Shortened(n.host, 12),
+                          Shortened(n.device, 14), n.kind, FormatBytes(static_cast<int64_t>(n.tx_bytes)),
                           FormatBytes(static_cast<int64_t>(n.rx_bytes)), n.peak_tx_bytes_per_s * 8e-9,
                           n.peak_rx_bytes_per_s * 8e-9, line, n.errors);
     }
@@ -519,7 +516,7 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
                         "count", "claimed", "NIC tx", "ratio", "tx Gb/s", "of line");
     for (size_t i = 0; i < c.wire.size() && i < opt.max_rows; ++i) {
       const analysis::WireBytes& w = c.wire[i];
-      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6.2f} {:>11.2f} {:>8}\n", Cut(w.group, 14),
+      *out += fmt::format("{:<14} {:<14} {:>10} {:>7} {:>10} {:>10} {:>6.2f} {:>11.2f} {:>8}\n", Shortened(w.group, 14),
                           model::CommOpName(w.op), w.size_lo < 0 ? "unknown" : FormatBytes(w.size_lo), w.count,
                           FormatBytes(static_cast<int64_t>(w.claimed_bytes)),
                           FormatBytes(static_cast<int64_t>(w.wire_bytes)), w.ratio(), w.wire_bytes_per_s() * 8e-9,
@@ -536,8 +533,8 @@ void CounterSection(std::string* out, const JobAnalysis& job, const TextOptions&
     *out += fmt::format("\n{:<44} {:<8} {:>7} {:>9} {:>12} {:>12} {:>12}\n", "GPU metric", "unit", "series",
                         "samples", "mean", "min", "max");
     for (const analysis::GpuMetricTotal& m : c.gpu_metric_totals)
-      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Cut(m.name, 44),
-                          Cut(m.unit, 8), m.series, m.samples, m.mean, m.min, m.max);
+      *out += fmt::format("{:<44} {:<8} {:>7} {:>9} {:>12.4g} {:>12.4g} {:>12.4g}\n", Shortened(m.name, 44),
+                          Shortened(m.unit, 8), m.series, m.samples, m.mean, m.min, m.max);
     *out += "  series: GPUs (and ranks) sampled; mean over all their samples.\n";
   }
 }
@@ -565,7 +562,7 @@ void JobSection(std::string* out, const model::Trace& trace, const analysis::Job
   *out += trace.missing_ranks.empty()
               ? fmt::format("{} rank{}", trace.ranks.size(), trace.ranks.size() == 1 ? "" : "s")
               : fmt::format("{} of {} ranks (no trace of rank{} {})", trace.ranks.size(), trace.world_size,
-                            trace.missing_count == 1 ? "" : "s", Cut(missing, 60));
+                            trace.missing_count == 1 ? "" : "s", Shortened(missing, 60));
   if (!(hosts.size() == 1 && hosts.begin()->empty()))
     *out += fmt::format(" on {} host{}", hosts.size(), hosts.size() == 1 ? "" : "s");
   const analysis::StepNoise& n = job.cross_rank.noise;
