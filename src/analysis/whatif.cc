@@ -22,6 +22,17 @@ namespace {
 
 using model::TimeNs;
 
+// Each rank index's pipeline stage; |none| for a rank outside the stages or a job without
+// a pipeline.
+std::vector<int> StageOfRanks(const model::Trace& trace, const Pipeline& pipe, int none) {
+  std::vector<int> stage(trace.ranks.size(), none);
+  if (!pipe.detected) return stage;
+  for (const PipelineStage& st : pipe.per_stage)
+    for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
+      if (trace.ranks[ri].rank == st.rank) stage[ri] = st.stage;
+  return stage;
+}
+
 constexpr uint32_t kNone = UINT32_MAX;
 // An activity that starts more than kSlack after its own stream let it, and within
 // kCrossStream of another stream's activity ending, waits for that activity.
@@ -261,17 +272,9 @@ std::vector<StepGraph> BuildSteps(const model::Trace& trace, const JobAnalysis& 
   // launch delays stay as measured (capping them at the other stages' median predicted a
   // pipeline's heavy steps 31% faster than its light steps ran; at its own median over
   // the steps, 22%).
-  std::vector<int> peer_class(trace.ranks.size(), 0);
+  // Ranks outside the pipeline's stages are peers of each other.
   const Pipeline& pipe = job.cross_rank.pipeline;
-  if (pipe.detected) {
-    std::fill(peer_class.begin(), peer_class.end(), -1);
-    for (const PipelineStage& st : pipe.per_stage)
-      for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
-        if (trace.ranks[ri].rank == st.rank) peer_class[ri] = st.stage;
-    // Ranks outside the pipeline's stages are peers of each other.
-    for (int& c : peer_class)
-      if (c < 0) c = pipe.stages;
-  }
+  const std::vector<int> peer_class = StageOfRanks(trace, pipe, pipe.detected ? pipe.stages : 0);
   std::map<int, uint32_t> class_size;
   for (int c : peer_class) ++class_size[c];
   auto own_peer = [&](uint32_t ri) { return class_size[peer_class[ri]] < 2; };
@@ -461,11 +464,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
   // Parts: which nodes belong to each.
   using Pick = std::function<bool(const Node&)>;
   const Pipeline& pipe = job.cross_rank.pipeline;
-  std::unordered_map<uint32_t, int> stage_of;  // rank index -> stage
-  if (pipe.detected)
-    for (const PipelineStage& s : pipe.per_stage)
-      for (uint32_t ri = 0; ri < trace.ranks.size(); ++ri)
-        if (trace.ranks[ri].rank == s.rank) stage_of[ri] = s.stage;
+  const std::vector<int> stage_of = StageOfRanks(trace, pipe, -1);
   auto pick_of = [&](const WhatIfPart& p) -> Pick {
     if (p.kind == "rank") {
       const int r = std::atoi(p.value.c_str());
@@ -473,10 +472,7 @@ WhatIfAnalysis WhatIf(const model::Trace& trace, const JobAnalysis& job, const W
     }
     if (p.kind == "stage") {
       const int s = std::atoi(p.value.c_str());
-      return [&stage_of, s](const Node& x) {
-        auto it = stage_of.find(x.rank);
-        return it != stage_of.end() && it->second == s;
-      };
+      return [&stage_of, s](const Node& x) { return stage_of[x.rank] == s; };
     }
     if (p.kind == "op") {
       const std::string prefix = p.value;
