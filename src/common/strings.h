@@ -46,7 +46,12 @@ std::string NumberRanges(const std::vector<T>& sorted, size_t max_chars = std::s
   for (size_t i = 0; i < sorted.size();) {
     size_t j = i;
     while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(sorted[i]) + (j > i ? "-" + std::to_string(sorted[j]) : "");
+    if (!out.empty()) out += ", ";
+    out += std::to_string(sorted[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(sorted[j]);
+    }
     i = j + 1;
     if (out.size() > max_chars && i < sorted.size()) return out + ", ...";
   }
