@@ -7,7 +7,11 @@
 // header, which eth_type_trans strips before lo counts), data segments and ACKs alike,
 // and on lo a segment carries up to 64 KB (MTU 65536 and segmentation offload), so the
 // headers add about 0.1%. Other processes' loopback traffic inside the sampled window
-// adds the rest; 1% leaves room for that on a shared machine. The count is never lower.
+// adds the rest, and that is outside the test's reach: CI once counted 2.8 MB more in a
+// 0.06 s window (+1.4%). So the check measures that traffic too, in the quiet 100 ms
+// before and after the transfer, and allows the window as much again at the busier of the
+// two rates. That noise only ever adds: every attempt must count at least what was sent,
+// and the best of up to three attempts must be within 1% plus the ambient allowance.
 //
 // Also here: the sampler's cost on real sysfs files at 10 Hz and 1 kHz, printed, with a
 // check of what it read there.
@@ -18,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -84,21 +89,35 @@ uint64_t SendOverLoopback(uint64_t bytes) {
   return received == sent ? sent : 0;
 }
 
-TEST(LoopbackCheck, SampledTxBytesAccountForTheBytesSent) {
-  if (!HaveLo()) GTEST_SKIP() << "no /sys/class/net/lo/statistics";
+// One transfer under a fresh sampler: the bytes sent and what lo counted between the last
+// reading before the transfer and the first after it.
+struct LoopbackWindow {
+  uint64_t sent = 0;
+  double counted = 0;
+  double ambient = 0;       // what other traffic would add over the window, from the quiet ones
+  model::CounterSeries tx;  // lo's tx_bytes over exactly that window
+  double Excess() const { return (counted - ambient) / static_cast<double>(sent) - 1; }
+};
+
+// lo's byte rate between readings a and b (bytes per ns).
+double RateBetween(const model::CounterSeries& tx, size_t a, size_t b) {
+  return b > a ? (tx.value[b] - tx.value[a]) / static_cast<double>(tx.time[b] - tx.time[a]) : 0;
+}
+
+void MeasureOneTransfer(LoopbackWindow& w) {
   topo::testing::TempDir out;
   const std::string path = (out.path() / "lo.cltrace").string();
   auto sampler = Sampler::Create(LoOptions(path, 100));
   ASSERT_TRUE(sampler.ok()) << sampler.status().message();
   ASSERT_EQ((*sampler)->devices(), 1u);
   (*sampler)->Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const int64_t before = RealtimeNs();
-  const uint64_t sent = SendOverLoopback(kBytes);
+  w.sent = SendOverLoopback(kBytes);
   const int64_t after = RealtimeNs();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   SamplerReport report = (*sampler)->Stop();
-  ASSERT_EQ(sent, kBytes);
+  ASSERT_EQ(w.sent, kBytes);
 
   auto t = importers::ImportNativeTrace(path);
   ASSERT_TRUE(t.ok()) << t.status().message();
@@ -116,22 +135,36 @@ TEST(LoopbackCheck, SampledTxBytesAccountForTheBytesSent) {
     }
   }
   ASSERT_LT(first, last);
-  const double delta = tx->value[last] - tx->value[first];
-  std::printf("sent %llu bytes in %.3f s; lo counted %.0f (%+.3f%%) over %zu samples at 100 Hz; sampler %.1f us "
-              "CPU per tick\n",
-              static_cast<unsigned long long>(sent), (after - before) / 1e9, delta,
-              100.0 * (delta - static_cast<double>(sent)) / static_cast<double>(sent), last - first,
-              report.CpuNsPerTick() / 1e3);
-  EXPECT_GE(delta, static_cast<double>(sent));
-  EXPECT_LE(delta, static_cast<double>(sent) * 1.01);
+  w.counted = tx->value[last] - tx->value[first];
+  const double quiet_rate = std::max(RateBetween(*tx, 0, first), RateBetween(*tx, last, tx->time.size() - 1));
+  w.ambient = quiet_rate * static_cast<double>(tx->time[last] - tx->time[first]);
+  w.tx = *tx;
+  w.tx.time.assign(tx->time.begin() + static_cast<ptrdiff_t>(first), tx->time.begin() + static_cast<ptrdiff_t>(last) + 1);
+  w.tx.value.assign(tx->value.begin() + static_cast<ptrdiff_t>(first), tx->value.begin() + static_cast<ptrdiff_t>(last) + 1);
+  std::printf("sent %llu bytes in %.3f s; lo counted %.0f over %zu samples at 100 Hz, other traffic at the quiet "
+              "windows' rate %.0f: %+.3f%%; sampler %.1f us CPU per tick\n",
+              static_cast<unsigned long long>(w.sent), (after - before) / 1e9, w.counted, last - first, w.ambient,
+              100.0 * w.Excess(), report.CpuNsPerTick() / 1e3);
+}
+
+TEST(LoopbackCheck, SampledTxBytesAccountForTheBytesSent) {
+  if (!HaveLo()) GTEST_SKIP() << "no /sys/class/net/lo/statistics";
+  constexpr int kAttempts = 3;
+  LoopbackWindow best;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    LoopbackWindow w;
+    ASSERT_NO_FATAL_FAILURE(MeasureOneTransfer(w));
+    EXPECT_GE(w.counted, static_cast<double>(w.sent)) << "attempt " << attempt;  // never fewer than sent
+    if (attempt == 0 || w.Excess() < best.Excess()) best = std::move(w);
+    if (best.Excess() <= 0.01) break;
+  }
+  EXPECT_LE(best.counted, static_cast<double>(best.sent) * 1.01 + best.ambient)
+      << "every one of " << kAttempts << " attempts counted more than 1% over what was sent and other traffic";
 
   // The rates of the same window add up to the same bytes.
-  model::CounterSeries window = *tx;
-  window.time.assign(tx->time.begin() + static_cast<ptrdiff_t>(first), tx->time.begin() + static_cast<ptrdiff_t>(last) + 1);
-  window.value.assign(tx->value.begin() + static_cast<ptrdiff_t>(first), tx->value.begin() + static_cast<ptrdiff_t>(last) + 1);
   model::RateOptions no_gaps;
   no_gaps.max_gap = 10'000'000'000;
-  EXPECT_EQ(model::RatesOf(window, no_gaps).total, delta);
+  EXPECT_EQ(model::RatesOf(best.tx, no_gaps).total, best.counted);
 }
 
 // What the sampler costs reading real sysfs files (every interface of this machine, lo
