@@ -345,9 +345,10 @@ TEST_F(RecordCli, LoopbackBytesAreInTheSamples) {
                            "        if not b: break\n"
                            "        got += len(b)\n"
                            "    c.close()\n"
+                           "import time; time.sleep(0.2)\n"
                            "t = threading.Thread(target=sink); t.start()\n"
                            "s = socket.create_connection(srv.getsockname()); s.sendall(b'x' * N); "
-                           "s.close(); t.join()\n";
+                           "s.close(); t.join(); time.sleep(0.2)\n";
   CliRun r = Commlens("record -q --no-plugin --no-gpu-metrics --nic lo --sample-hz 100 -o " +
                       Out() + " -- " + COMMLENS_PYTHON + " " + script.string());
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -362,7 +363,15 @@ TEST_F(RecordCli, LoopbackBytesAreInTheSamples) {
   ASSERT_GE(tx->value.size(), 2u);
   const double sent = tx->value.back() - tx->value.front();
   EXPECT_GE(sent, kBytes);
-  EXPECT_LE(sent, kBytes * 1.01) << "loopback carried " << sent << " bytes for " << kBytes;
+  // Other processes' loopback traffic adds to the count (CI's machine carries tens of MB/s
+  // of its own): allow for it at the median step between readings, over every step. The
+  // transfer itself takes a few of the steps; python's start and exit, most of them.
+  std::vector<double> steps;
+  for (size_t i = 1; i < tx->value.size(); ++i) steps.push_back(tx->value[i] - tx->value[i - 1]);
+  std::nth_element(steps.begin(), steps.begin() + static_cast<ptrdiff_t>(steps.size() / 2), steps.end());
+  const double ambient = steps[steps.size() / 2] * static_cast<double>(steps.size());
+  EXPECT_LE(sent, kBytes * 1.01 + ambient)
+      << "loopback carried " << sent << " bytes for " << kBytes << ", other traffic about " << ambient;
 }
 
 TEST_F(RecordCli, LiveMetricsWhileTheJobRunsAndNotAfter) {
