@@ -162,13 +162,46 @@ std::vector<uint32_t> Chain(const std::map<uint32_t, std::set<uint32_t>>& adj, u
 // micro-batch and backward ones close it; an iteration ends when none is open. Each is
 // the GPU stretch from the end of the previous one (the first: its first message's
 // start) to the end of its last message; |forwards| counts its forward messages.
+//
+// That reading takes every message coming back as a gradient. On two ranks of an
+// interleaved schedule it is not (the chunks pass activations both ways), and the open
+// count returns to none inside a step. A schedule repeats every step, though: when the
+// messages' order (forward or back) repeats with a period holding more forward messages
+// than those openings, the steps are the periods, cut where the GPU waited longest.
 struct Iteration {
   TimeNs lo, hi;
   int forwards;
 };
 
-std::vector<Iteration> Iterations(const model::RankTrace& rank, uint32_t r, uint32_t partner, bool first_stage,
-                                  const std::vector<Message>& messages) {
+struct StageIterations {
+  std::vector<Iteration> iterations;
+  int forwards_per_opening = 0;  // median forward messages until none is open again
+  int most_open = 0;             // most forward messages not yet answered at once
+  bool periodic = false;         // |iterations| are the schedule's periods
+};
+
+// The smallest period of the longest tail of |kinds| that repeats it at least three times
+// and covers half of |kinds| or more: {period, where the tail starts}, {0, 0} if none.
+// The period of a tail of length L is L minus its longest proper border, which the prefix
+// function of the reversed sequence gives for every tail at once.
+std::pair<size_t, size_t> RepeatingTail(const std::vector<bool>& kinds) {
+  const size_t n = kinds.size();
+  auto back = [&](size_t i) { return kinds[n - 1 - i]; };
+  std::vector<size_t> border(n, 0);
+  for (size_t i = 1; i < n; ++i) {
+    size_t k = border[i - 1];
+    while (k > 0 && back(i) != back(k)) k = border[k - 1];
+    border[i] = k + (back(i) == back(k));
+  }
+  for (size_t len = n; len * 2 >= n && len >= 3; --len) {
+    const size_t period = len - border[len - 1];
+    if (len >= 3 * period) return {period, n - len};
+  }
+  return {0, 0};
+}
+
+StageIterations Iterations(const model::RankTrace& rank, uint32_t r, uint32_t partner, bool first_stage,
+                           const std::vector<Message>& messages) {
   struct Op {
     TimeNs launched, start, end;
     bool forward;
@@ -184,17 +217,61 @@ std::vector<Iteration> Iterations(const model::RankTrace& rank, uint32_t r, uint
   // micro-batch would seem to close before the batch opened the next.
   std::sort(ops.begin(), ops.end(),
             [](const Op& a, const Op& b) { return std::tie(a.launched, b.forward) < std::tie(b.launched, a.forward); });
-  std::vector<Iteration> out;
+  StageIterations out;
+  std::vector<int> per_opening;
   int open = 0, forwards = 0;
   TimeNs lo = ops.empty() ? 0 : ops.front().start, hi = lo;
   for (const Op& op : ops) {
     hi = std::max(hi, op.end);
     if (op.forward) ++open, ++forwards;
     else if (open > 0) --open;
+    out.most_open = std::max(out.most_open, open);
     if (open == 0 && forwards > 0) {
-      out.push_back({lo, hi, forwards});
+      out.iterations.push_back({lo, hi, forwards});
+      per_opening.push_back(forwards);
       lo = hi, forwards = 0;
     }
+  }
+  if (per_opening.empty()) return out;
+  std::sort(per_opening.begin(), per_opening.end());
+  out.forwards_per_opening = per_opening[per_opening.size() / 2];
+
+  std::vector<bool> kinds;
+  for (const Op& op : ops) kinds.push_back(op.forward);
+  const auto [period, from] = RepeatingTail(kinds);
+  if (period == 0) return out;
+  const auto forward_count = std::count(kinds.begin() + static_cast<ptrdiff_t>(from),
+                                        kinds.begin() + static_cast<ptrdiff_t>(from + period), true);
+  if (forward_count * 2 != static_cast<ptrdiff_t>(period) || forward_count <= out.forwards_per_opening) return out;
+  // The step boundary: the place in the period where the stage's GPU waited longest for
+  // the next message (the median over the periods).
+  std::vector<std::vector<TimeNs>> waits(period);
+  TimeNs busy = ops.front().end;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (i >= from) waits[(i - from) % period].push_back(std::max<TimeNs>(0, ops[i].start - busy));
+    busy = std::max(busy, ops[i].end);
+  }
+  size_t cut = 0;
+  TimeNs longest = -1;
+  for (size_t k = 0; k < period; ++k) {
+    std::vector<TimeNs>& w = waits[k];
+    if (w.empty()) continue;
+    std::nth_element(w.begin(), w.begin() + static_cast<ptrdiff_t>(w.size() / 2), w.end());
+    if (w[w.size() / 2] > longest) longest = w[w.size() / 2], cut = k;
+  }
+  // Steps start at from + cut + j * period; what comes before the first is one more (the
+  // first step, often longer); a last step cut short by the end of the trace is left out.
+  out.iterations.clear();
+  out.periodic = true;
+  size_t begin = 0;
+  lo = ops.front().start;
+  for (size_t next = from + cut; begin < ops.size(); next += period) {
+    if (next > ops.size()) break;
+    int f = 0;
+    hi = lo;
+    for (size_t i = begin; i < next; ++i) f += ops[i].forward, hi = std::max(hi, ops[i].end);
+    if (f > 0) out.iterations.push_back({lo, hi, f});
+    lo = hi, begin = next;
   }
   return out;
 }
@@ -310,18 +387,46 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
     for (const Message& msg : messages) n += msg.from == stage0 && msg.to == stage1 && In(msg.launched, step);
     if (n > 0) per_step.push_back(n);
   }
+  const StageIterations iterations = Iterations(first, stage0, stage1, true, messages);
   if (per_step.empty())
-    for (const Iteration& it : Iterations(first, stage0, stage1, true, messages)) per_step.push_back(it.forwards);
+    for (const Iteration& it : iterations.iterations) per_step.push_back(it.forwards);
   std::sort(per_step.begin(), per_step.end());
   const int inner = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
   p->microbatches = inner;
   p->virtual_stages = 1;
   const auto [named_stages, named_micro] = NamedActions(first);
+  // Two ranks whose messages back are not all gradients: stage 0's open count returns to
+  // none inside a step. In a plain pipeline every message back answers a forward one, and
+  // none returns before the step's last (1F1B's warm-up keeps one ahead).
+  const bool two_way_chunks = chain.size() == 2 && !ring && iterations.forwards_per_opening > 0 &&
+                              iterations.forwards_per_opening < inner;
+  std::string unknown;
   if (chain.size() == 2 && named_stages > 1 && named_micro > 0 && inner % named_micro == 0) {
     // Two ranks: the chunks' messages both ways look alike (m (2v - 1) each way per step),
     // so the schedule's own action names say v.
     p->microbatches = named_micro;
     p->virtual_stages = named_stages;
+  } else if (two_way_chunks) {
+    // Without the names: stage 0 sends m (2v - 1) messages per step (v forward, v - 1
+    // gradients per micro-batch), so 2v - 1 is an odd factor of the count above 1. When
+    // only one divides it (24 = 8 x 3: v = 2) that is v; else the candidates are said.
+    std::vector<int> factors;
+    for (int d = 3; d * 2 <= inner; d += 2)  // m >= 2: one micro-batch is no schedule
+      if (inner % d == 0) factors.push_back(d);
+    if (factors.size() == 1) {
+      p->virtual_stages = (factors[0] + 1) / 2;
+      p->microbatches = inner / factors[0];
+    } else {
+      p->virtual_stages = 0;
+      p->microbatches = 0;
+      std::string options;
+      for (int d : factors)
+        options += fmt::format("{}{} micro-batches with {} chunks per rank", options.empty() ? "" : " or ", inner / d,
+                               (d + 1) / 2);
+      unknown = fmt::format(
+          "unknown schedule (two ranks pass model chunks both ways: stage 0 sends {} messages per step, which fits {})",
+          inner, options.empty() ? "no whole number of chunks" : options);
+    }
   } else if (ring) {
     // m v forward messages per step on an inner link, m (v - 1) on the way back to stage 0.
     // Without profiler steps, the ratio of the whole window's counts gives v.
@@ -371,9 +476,15 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
     if (msg.from == before && msg.to == last) last_order.push_back({msg.recv_launched, 'F'});
     if (msg.from == last && msg.to == before) last_order.push_back({msg.launched, 'B'});
   }
+  // Two ranks passing chunks both ways: which messages are gradients is not known, but
+  // breadth-first sends every micro-batch's first chunk before any comes back, while
+  // interleaved 1F1B keeps fewer than m in flight.
   const bool interleaved =
-      interleaves(order, first.steps) || (chain.size() > 2 && !ring && interleaves(last_order, last_rank.steps));
-  if (p->virtual_stages == 1) {
+      two_way_chunks ? iterations.most_open < p->microbatches
+                     : interleaves(order, first.steps) || (chain.size() > 2 && !ring && interleaves(last_order, last_rank.steps));
+  if (!unknown.empty()) {
+    p->schedule = unknown;
+  } else if (p->virtual_stages == 1) {
     p->schedule = interleaved ? "1F1B" : "GPipe (all forward, then all backward)";
   } else if (p->virtual_stages == 0) {
     p->schedule = "unknown schedule (the last stage sends to the first, but its messages are no whole number of "
@@ -430,7 +541,7 @@ PipelineStage MeasureStage(const model::Trace& trace, const std::vector<uint32_t
   if (s.steps.empty()) {  // no profiler steps with messages: the pipeline's own iterations
     const uint32_t partner = at == 0 ? chain[1] : chain[at - 1];
     int64_t index = 0;
-    for (const Iteration& it : Iterations(rank, r, partner, at == 0, messages)) {
+    for (const Iteration& it : Iterations(rank, r, partner, at == 0, messages).iterations) {
       auto inside = [&](TimeNs, uint32_t i) { return rank.comms.end[i] > it.lo && rank.comms.end[i] <= it.hi; };
       if (!bounds(inside, &first_end, &last_start)) continue;
       add(index++, it.lo, first_end, std::clamp(last_start, first_end, it.hi), it.hi);

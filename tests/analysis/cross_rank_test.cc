@@ -2,6 +2,7 @@
 // hangs and desyncs, contention between process groups, pipeline structure.
 #include "analysis/cross_rank.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analysis/analyze.h"
@@ -469,6 +470,84 @@ TEST(CrossRank, PipelineStagesMicrobatchesAndSchedule) {
     EXPECT_GT(p.bubble_fraction, 0.0);
     EXPECT_LE(p.bubble_fraction, 1.0);
   }
+}
+
+// Two ranks, v model chunks each (chunk c on rank c % 2), m micro-batches, a breadth-first
+// schedule (every micro-batch through a chunk before the next chunk), |steps| profiler
+// steps 20 ms apart. The messages both ways look alike. (Without profiler steps this
+// order repeats every chunk; the steps come from the periods of the real interleaved
+// recording in pipelines_golden_test.)
+model::Trace TwoRankLoopedPipeline(int v, int m, int steps) {
+  Job job(2);
+  std::vector<uint32_t> g = {job.Group(0, "pp", 2), job.Group(1, "pp", 2)};
+  std::vector<int64_t> seq(2, 0);
+  const int chunks = 2 * v;
+  for (int step = 0; step < steps; ++step) {
+    TimeNs t = step * 20'000 * kUs;
+    for (int r = 0; r < 2; ++r) job.ranks[r].Step(step, t - 1000 * kUs, t + 19'000 * kUs);
+    auto message = [&](int from_chunk, int to_chunk) {
+      const int from = from_chunk % 2, to = to_chunk % 2;
+      job.Coll(from, g[from], CommOp::kSend, seq[from], t, t + 10 * kUs, 4096, 19, to);
+      job.Coll(to, g[to], CommOp::kRecv, seq[from]++, t, t + 10 * kUs, 4096, 19, from);  // numbered per direction
+      t += 50 * kUs;
+    };
+    for (int c = 0; c + 1 < chunks; ++c)
+      for (int i = 0; i < m; ++i) message(c, c + 1);
+    for (int c = chunks - 1; c > 0; --c)
+      for (int i = 0; i < m; ++i) message(c, c - 1);
+  }
+  return job.Finish();
+}
+
+// Stage 0 sends m (2v - 1) messages per step; its open count returns to none inside a
+// step, so the messages back are not all gradients. 2v - 1 is the count's odd factor.
+TEST(CrossRank, TwoRankChunksFromTheirMessageCounts) {
+  AnalyzeOptions o;
+  for (auto [v, m] : {std::pair{2, 8}, std::pair{3, 4}}) {
+    SCOPED_TRACE(::testing::Message() << "v " << v << " m " << m);
+    model::Trace t = TwoRankLoopedPipeline(v, m, 4);
+    const analysis::Pipeline& p = Analyze(t, o).cross_rank.pipeline;
+    ASSERT_TRUE(p.detected);
+    EXPECT_EQ(p.stages, 2);
+    EXPECT_EQ(p.microbatches, m);
+    EXPECT_EQ(p.virtual_stages, v);
+    EXPECT_EQ(p.schedule, fmt::format("looped GPipe (breadth-first) with {} model chunks per rank", v));
+    ASSERT_EQ(p.per_stage.size(), 2u);
+    EXPECT_EQ(p.per_stage[0].rank, 0);
+    for (const analysis::PipelineStage& s : p.per_stage) EXPECT_EQ(s.steps.size(), 4u) << s.stage;
+  }
+  // 36 = 12 x 3 = 4 x 9: two readings, neither guessed.
+  model::Trace t = TwoRankLoopedPipeline(2, 12, 4);
+  const analysis::Pipeline& p = Analyze(t, o).cross_rank.pipeline;
+  ASSERT_TRUE(p.detected);
+  EXPECT_EQ(p.virtual_stages, 0);
+  EXPECT_EQ(p.microbatches, 0);
+  EXPECT_EQ(p.schedule,
+            "unknown schedule (two ranks pass model chunks both ways: stage 0 sends 36 messages per step, which fits "
+            "12 micro-batches with 2 chunks per rank or 4 micro-batches with 5 chunks per rank)");
+  // A plain two-stage 1F1B is still one: with one micro-batch of warm-up, its open count
+  // returns to none once a step. Stage 0: F0 F1 B0 F2 B1 ... F7 B6 B7.
+  Job job(2);
+  std::vector<uint32_t> g = {job.Group(0, "pp", 2), job.Group(1, "pp", 2)};
+  for (int step = 0; step < 4; ++step) {
+    const TimeNs t0 = step * 20'000 * kUs;
+    for (int r = 0; r < 2; ++r) job.ranks[r].Step(step, t0 - 1000 * kUs, t0 + 19'000 * kUs);
+    auto message = [&](int from, int i, int at) {
+      const TimeNs t = t0 + at * 100 * kUs;
+      job.Coll(from, g[from], CommOp::kSend, step * 8 + i, t, t + 10 * kUs, 4096, 19, 1 - from);
+      job.Coll(1 - from, g[1 - from], CommOp::kRecv, step * 8 + i, t, t + 10 * kUs, 4096, 19, from);
+    };
+    message(0, 0, 0);
+    for (int i = 0; i < 8; ++i) {
+      if (i + 1 < 8) message(0, i + 1, 2 * i + 1);
+      message(1, i, 2 * i + 2);
+    }
+  }
+  model::Trace plain = job.Finish();
+  const analysis::Pipeline& q = Analyze(plain, {}).cross_rank.pipeline;
+  EXPECT_EQ(q.virtual_stages, 1);
+  EXPECT_EQ(q.microbatches, 8);
+  EXPECT_EQ(q.schedule, "1F1B");
 }
 
 TEST(CrossRank, NoPipelineWithoutMessages) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "analysis/analyze.h"
@@ -124,6 +125,35 @@ TEST(Pipelines, TorchSchedules) {
     testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved-2r");
     Expect(a, 2, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
   }
+}
+
+// Two ranks without the PP: ranges. The recording has neither names nor steps: stage 0's
+// messages back are not all gradients (its open count returns to none inside a step), the
+// schedule repeats every 48 messages, 24 each way = m (2v - 1) with 3 its only odd factor.
+// The profiler's trace with its PP: ranges taken away gives the same from its steps.
+TEST(Pipelines, TwoRankInterleavingFromTheTrafficAlone) {
+  {
+    testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved-2r/native");
+    const analysis::Pipeline& p = Expect(a, 2, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
+    // The run's 6 steps (the schedule's periods), not pieces of them.
+    for (const analysis::PipelineStage& s : p.per_stage) EXPECT_EQ(s.steps.size(), 6u) << s.stage;
+  }
+  std::filesystem::current_path(COMMLENS_SOURCE_DIR);
+  auto t = importers::LoadTrace({"examples/traces/pipelines/torch-interleaved-2r"}, {});
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  model::Trace trace = std::move(t).value();
+  for (model::RankTrace& r : trace.ranks) {
+    const model::StringId unnamed = r.strings.Intern("stage action");
+    for (model::StringId& name : r.annotations.name)
+      if (r.strings.Get(name).starts_with(model::kPipelineActionPrefix)) name = unnamed;
+  }
+  const analysis::JobAnalysis job = analysis::Analyze(trace, {});
+  const analysis::Pipeline& p = job.cross_rank.pipeline;
+  EXPECT_TRUE(p.detected);
+  EXPECT_EQ(p.stages, 2);
+  EXPECT_EQ(p.microbatches, 8);
+  EXPECT_EQ(p.virtual_stages, 2);
+  EXPECT_EQ(p.schedule, "interleaved 1F1B with 2 model chunks per rank");
 }
 
 // The last stage holds 1.5x the layers: it sets the pace, and the others wait for it (its
