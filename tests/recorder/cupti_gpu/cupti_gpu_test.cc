@@ -1,0 +1,200 @@
+// The CUPTI tracer on a real GPU (label "gpu"; exits 77, skipped, without one): CUPTI's
+// backend traces a small CUDA program and an NVTX range around it, attached late as the
+// recorder attaches (CUDA already running); the drained records, written as a rank's
+// file, read back through the native importer with every kernel, copy and set, each
+// kernel joined to the launch call, the range around them, on the file's clock
+// (CLOCK_REALTIME). A second program: another CUPTI subscriber already there, the tracer
+// steps aside and says so.
+//
+//   COMMLENS_CUPTI_LIBRARY=/path/libcupti.so.13   (else the loader's search)
+#include <cupti.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "importers/native/native_importer.h"
+#include "native_format/format.h"
+#include "native_format/record_writer.h"
+#include "passes/finish.h"
+#include "recorder/cupti_tracer/backend_factory.h"
+#include "recorder/cupti_tracer/tracer.h"
+#include "small_cuda_program.h"
+
+namespace commlens::recorder::cupti {
+namespace {
+
+namespace nf = native_format;
+
+class NeedsGpu : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (testing::CudaDevices() == 0) {
+      std::fprintf(stderr, "cupti_gpu_test: no GPU visible, skipped\n");
+      std::_Exit(77);
+    }
+  }
+};
+const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+
+int64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+std::string LibraryOption() {
+  const char* l = std::getenv("COMMLENS_CUPTI_LIBRARY");
+  return l ? l : "";
+}
+
+// The path of a loaded library whose file name starts with |prefix| ("" if none).
+std::string LoadedLibrary(const std::string& prefix) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    if (std::filesystem::path(path).filename().string().rfind(prefix, 0) == 0) return path;
+  }
+  return "";
+}
+
+model::RankTrace Import(const std::vector<nf::RecordWriter>& drains, const std::string& name) {
+  nf::RecordWriter w;
+  w.AppendFileHeader();
+  w.AppendString(1, "gpu-node");
+  nf::ProcessRecord p{};
+  p.pid = 1, p.global_rank = 0, p.world_size = 1, p.hostname = 1;
+  w.Append(nf::RecordType::kProcess, p);
+  for (const nf::RecordWriter& d : drains) w.AppendRecords(d);
+  const auto dir = std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output" / "cupti_gpu";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
+  auto t = importers::ImportNativeTrace(path);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  if (!t.ok()) return {};
+  model::RankTrace r = std::move(t).value();
+  passes::FinishRank(&r);
+  return r;
+}
+
+TEST(CuptiGpu, TracesASmallCudaProgram) {
+  ASSERT_EQ(testing::InitCuda(), "");
+  Tracer tracer(NewCuptiBackend(LibraryOption()));
+  const bool tracing = tracer.Start();
+  std::vector<nf::RecordWriter> drains(3);
+  if (!tracing) {
+    tracer.Drain(RealtimeNs(), &drains[0]);
+    model::RankTrace why = Import(drains, "failed.cltrace");
+    FAIL() << "the tracer did not start: " << (why.notes.empty() ? "no note" : why.notes.back());
+  }
+  // NVTX reaches CUPTI through NVTX's injection, named before the first NVTX call (as
+  // `commlens record --cupti` names it in the job's environment).
+  const std::string cupti = LoadedLibrary("libcupti");
+  ASSERT_NE(cupti, "") << "libcupti is not loaded";
+  setenv("NVTX_INJECTION64_PATH", cupti.c_str(), 1);
+
+  const int64_t before = RealtimeNs();
+  nvtxRangePushA("commlens-gpu-test");
+  const testing::SmallProgram p = testing::RunSmallProgram(16);
+  nvtxRangePop();
+  nvtxMarkA("commlens-gpu-mark");
+  const int64_t after = RealtimeNs();
+  ASSERT_EQ(p.error, "");
+  tracer.Drain(RealtimeNs(), &drains[0]);  // a periodic flush: completed buffers only
+  tracer.Stop();
+  tracer.Drain(RealtimeNs(), &drains[1]);  // the rest
+  EXPECT_EQ(tracer.dropped(), 0u);
+
+  model::RankTrace t = Import(drains, "small_program.cltrace");
+  int scale = 0, add = 0, h2d = 0, d2h = 0, sets = 0, launched = 0;
+  for (uint32_t i = 0; i < t.gpu.size(); ++i) {
+    const std::string_view name = t.strings.Get(t.gpu.name[i]);
+    const bool ours_kernel = name.find("commlens_test_") != std::string_view::npos;
+    if (ours_kernel) {
+      scale += name.find("commlens_test_scale") != std::string_view::npos;
+      add += name.find("commlens_test_add") != std::string_view::npos;
+      launched += t.gpu.launch[i] != model::kNoTime;
+      EXPECT_EQ(t.gpu.kind[i], model::ActivityKind::kKernel) << name;
+      EXPECT_EQ(t.gpu.cls[i], model::ActivityClass::kCompute) << name;
+    }
+    if (t.gpu.kind[i] == model::ActivityKind::kMemcpy && t.gpu.bytes[i] == p.copy_bytes) {
+      h2d += t.gpu.copy[i] == model::CopyKind::kHtoD;
+      d2h += t.gpu.copy[i] == model::CopyKind::kDtoH;
+    }
+    sets += t.gpu.kind[i] == model::ActivityKind::kMemset && t.gpu.bytes[i] == p.set_bytes;
+    if (ours_kernel || t.gpu.kind[i] != model::ActivityKind::kKernel) {
+      // On the file's clock: inside the wall-clock stretch that ran them.
+      EXPECT_GE(t.gpu.start[i], before) << name;
+      EXPECT_LE(t.gpu.end[i], after) << name;
+      EXPECT_LE(t.gpu.start[i], t.gpu.end[i]) << name;
+    }
+  }
+  EXPECT_EQ(scale, p.scale_kernels);
+  EXPECT_EQ(add, p.add_kernels);
+  EXPECT_EQ(launched, scale + add);  // each kernel joined to its cudaLaunchKernel
+  EXPECT_EQ(h2d, 1);
+  EXPECT_EQ(d2h, 1);
+  EXPECT_EQ(sets, 1);
+  int launch_calls = 0;
+  for (uint32_t i = 0; i < t.host.size(); ++i)
+    launch_calls += t.strings.Get(t.host.name[i]).find("LaunchKernel") != std::string_view::npos;
+  EXPECT_GE(launch_calls, scale + add);
+
+  bool range = false, mark = false;
+  for (uint32_t i = 0; i < t.annotations.size(); ++i) {
+    const std::string_view name = t.strings.Get(t.annotations.name[i]);
+    if (name == "commlens-gpu-test") {
+      range = true;
+      EXPECT_GE(t.annotations.start[i], before);
+      EXPECT_LE(t.annotations.end[i], after);
+    }
+    mark = mark || name == "commlens-gpu-mark";
+  }
+  EXPECT_TRUE(range) << "the NVTX range did not arrive (NVTX_INJECTION64_PATH=" << cupti << ")";
+  EXPECT_TRUE(mark);
+  std::printf("recorded %zu GPU activities, %zu CUDA calls, %zu ranges\n", t.gpu.size(), t.host.size(),
+              t.annotations.size());
+}
+
+// Run alone (its own ctest entry): another client subscribed to CUPTI first, as the
+// PyTorch profiler or Nsight Systems does; the tracer must leave it be and say why.
+TEST(CuptiGpu, StepsAsideForAnotherSubscriber) {
+  ASSERT_EQ(testing::InitCuda(), "");
+  const std::string library = LibraryOption().empty() ? "libcupti.so.13" : LibraryOption();
+  void* cupti = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(cupti, nullptr) << dlerror();
+  using Subscribe = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+  auto subscribe = reinterpret_cast<Subscribe>(dlsym(cupti, "cuptiSubscribe"));
+  ASSERT_NE(subscribe, nullptr);
+  CUpti_SubscriberHandle other = nullptr;
+  ASSERT_EQ(subscribe(&other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr),
+            CUPTI_SUCCESS);
+
+  Tracer tracer(NewCuptiBackend(LibraryOption()));
+  EXPECT_FALSE(tracer.Start());
+  EXPECT_FALSE(tracer.tracing());
+  std::vector<nf::RecordWriter> drains(1);
+  tracer.Drain(RealtimeNs(), &drains[0]);
+  model::RankTrace t = Import(drains, "stepped_aside.cltrace");
+  ASSERT_FALSE(t.notes.empty());
+  EXPECT_NE(t.notes.back().find("stepped aside"), std::string::npos) << t.notes.back();
+  EXPECT_EQ(t.gpu.size(), 0u);
+  // The other client still holds CUPTI: the tracer's probe let go of nothing of its.
+  using Unsubscribe = CUptiResult (*)(CUpti_SubscriberHandle);
+  auto unsubscribe = reinterpret_cast<Unsubscribe>(dlsym(cupti, "cuptiUnsubscribe"));
+  EXPECT_EQ(unsubscribe(other), CUPTI_SUCCESS);
+}
+
+}  // namespace
+}  // namespace commlens::recorder::cupti
