@@ -35,6 +35,7 @@ class NoBackend final : public ActivityBackend {
   StartResult Start(ActivitySink*, std::string*) override { return StartResult::kTracing; }
   void Flush() override {}
   void Stop() override {}
+  void SetPaused(bool) override {}
 };
 
 // The tracer's part of one kernel record, drained every 4,096 records (a flush).

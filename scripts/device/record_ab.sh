@@ -16,6 +16,7 @@ COMMLENS="$BUILD/src/cli/commlens"
 TAG=${TAG:-}        # a name for this run's folder (record_ab-TAG)
 EVENTS=${EVENTS:-}  # record's --events (COMMLENS_EVENT_MASK words); the default mask when empty
 KSAMPLE=${KSAMPLE:-}  # record's --kernel-sample N: kernel timing for 1 op in N (empty: every op)
+CUPTI=${CUPTI:-}    # 1: record --cupti too (the CUPTI tracer pauses in the off blocks as the plugin does)
 DEST="${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}"
 mkdir -p "$DEST"
 STEPS=${STEPS:-600}
@@ -24,7 +25,7 @@ HZ=${HZ:-100}
 CONTROL="$DEST/control"
 echo 1 > "$CONTROL"
 "$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" ${EVENTS:+--events "$EVENTS"} \
-  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} -- \
+  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} ${CUPTI:+--cupti} -- \
   "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
   --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" \
   --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1

@@ -65,7 +65,11 @@ Plan DecodePlan(std::span<const uint8_t> bytes) {
       plan.owner.push_back(in.Pod<uint64_t>());
     }
   }
-  if (!in.ok() || in.left() != 0) return Plan{"internal: the plan from rank 0 is damaged", {}, {}, {}};
+  if (!in.ok() || in.left() != 0) {
+    Plan damaged;
+    damaged.error = "internal: the plan from rank 0 is damaged";
+    return damaged;
+  }
   return plan;
 }
 

@@ -41,6 +41,7 @@ class StandInBackend final : public ActivityBackend {
   }
   void Flush() override { ++flushes; }
   void Stop() override { stopped = true; }
+  void SetPaused(bool p) override { pauses.push_back(p); }
   // One step k: a launch call and its kernel, a copy, a range.
   void DeliverStep(int k) {
     std::thread t([this, k] {
@@ -62,6 +63,7 @@ class StandInBackend final : public ActivityBackend {
   }
   std::atomic<int> flushes{0};
   bool stopped = false;
+  std::vector<bool> pauses;  // each SetPaused's argument
 
  private:
   bool busy_;
@@ -134,6 +136,35 @@ TEST(CuptiTracer, StepsAsideWhenAnotherClientHoldsCupti) {
   bool said = false;
   for (const std::string& n : t.notes) said |= n.find("stepped aside (another CUPTI client holds CUPTI") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+// The recording switched off and on (its control file, its capture window): the backend
+// is paused and resumed on each change only, never before Start, after Stop, or when it
+// stepped aside; a new session starts unpaused.
+TEST(CuptiTracer, PausedWhileTheRecordingIsOff) {
+  StandInBackend backend;
+  Tracer tracer(&backend);
+  tracer.SetPaused(true);  // not started: nothing to pause
+  EXPECT_TRUE(backend.pauses.empty());
+  ASSERT_TRUE(tracer.Start());
+  tracer.SetPaused(false);  // already running
+  tracer.SetPaused(true);
+  tracer.SetPaused(true);
+  tracer.SetPaused(false);
+  EXPECT_EQ(backend.pauses, (std::vector<bool>{true, false}));
+  tracer.SetPaused(true);
+  tracer.Stop();
+  tracer.SetPaused(false);  // stopped: stays as it was
+  EXPECT_EQ(backend.pauses, (std::vector<bool>{true, false, true}));
+  ASSERT_TRUE(tracer.Start());  // the next session's file
+  tracer.SetPaused(true);
+  EXPECT_EQ(backend.pauses, (std::vector<bool>{true, false, true, true}));
+
+  StandInBackend busy(/*busy=*/true);
+  Tracer aside(&busy);
+  EXPECT_FALSE(aside.Start());
+  aside.SetPaused(true);
+  EXPECT_TRUE(busy.pauses.empty());
 }
 
 // Strings are named once in the file, each before the first record that uses it; ids

@@ -40,6 +40,10 @@ class ActivityBackend {
   virtual void Flush() = 0;
   // Stops delivering; a last Flush first.
   virtual void Stop() = 0;
+  // While paused (the recording switched off by its control file, or outside its capture
+  // window) nothing new is recorded and tracing costs nothing (CUPTI: the kinds and calls
+  // disabled); resuming records again. Only between Start and Stop.
+  virtual void SetPaused(bool paused) = 0;
 };
 
 }  // namespace commlens::recorder::cupti

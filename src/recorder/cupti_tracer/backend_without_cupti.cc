@@ -13,6 +13,7 @@ class WithoutCupti final : public ActivityBackend {
   }
   void Flush() override {}
   void Stop() override {}
+  void SetPaused(bool) override {}
 };
 
 }  // namespace

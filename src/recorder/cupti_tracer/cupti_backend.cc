@@ -179,16 +179,28 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
     return fail(r == CUPTI_ERROR_NOT_COMPATIBLE ? StartResult::kSteppedAside : StartResult::kFailed,
                 "CUPTI refused to trace kernels: " + ResultText(r));
   }
-  enabled_ = {kKernels};
+  wanted_ = {kKernels};
   for (CUpti_ActivityKind k : kOptional)
-    if (api_->enable(k) == CUPTI_SUCCESS) enabled_.push_back(k);
-  if (api_->enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT) == CUPTI_SUCCESS) enabled_.push_back(CUPTI_ACTIVITY_KIND_CONTEXT);
+    if (api_->enable(k) == CUPTI_SUCCESS) wanted_.push_back(k);
+  if (api_->enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT) == CUPTI_SUCCESS) wanted_.push_back(CUPTI_ACTIVITY_KIND_CONTEXT);
+  enabled_ = wanted_;
   for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 1);
   for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 1);
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, [] { pthread_atfork(nullptr, nullptr, &ForgetInChild); });
   started_ = true;
   return StartResult::kTracing;
+}
+
+void CuptiBackend::EnableOurs() {
+  enabled_.clear();
+  for (CUpti_ActivityKind k : wanted_) {
+    // Contexts made while paused are dumped with the ones that exist.
+    const CUptiResult r = k == CUPTI_ACTIVITY_KIND_CONTEXT ? api_->enable_and_dump(k) : api_->enable(k);
+    if (r == CUPTI_SUCCESS) enabled_.push_back(k);
+  }
+  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 1);
+  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 1);
 }
 
 void CuptiBackend::DisableOurs() {
@@ -210,6 +222,14 @@ void CuptiBackend::FlushBuffers(bool forced) {
 
 void CuptiBackend::Flush() {
   if (started_) FlushBuffers(false);
+}
+
+// Paused: nothing is enabled, so CUPTI adds nothing to the job's CUDA calls and kernels;
+// what was recorded before waits in its buffers for the next flush.
+void CuptiBackend::SetPaused(bool paused) {
+  if (!started_) return;
+  if (paused) DisableOurs();
+  else EnableOurs();
 }
 
 void CuptiBackend::Stop() {

@@ -41,6 +41,7 @@ class CuptiBackend final : public ActivityBackend {
   StartResult Start(ActivitySink* sink, std::string* why) override;
   void Flush() override;
   void Stop() override;
+  void SetPaused(bool paused) override;
 
  private:
   struct Api;
@@ -48,6 +49,7 @@ class CuptiBackend final : public ActivityBackend {
   static void CUPTIAPI OnBufferCompleted(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
   void Completed(uint8_t* buffer, size_t valid);
   std::string ResultText(CUptiResult r) const;
+  void EnableOurs();  // what Start chose (|wanted_|), into |enabled_|
   void DisableOurs();
   void FlushBuffers(bool forced);
 
@@ -56,7 +58,8 @@ class CuptiBackend final : public ActivityBackend {
   Api* api_ = nullptr;
   ActivitySink* sink_ = nullptr;
   bool started_ = false;
-  std::vector<CUpti_ActivityKind> enabled_;               // the kinds this backend enabled
+  std::vector<CUpti_ActivityKind> wanted_;                // the kinds CUPTI took at Start (kernels first)
+  std::vector<CUpti_ActivityKind> enabled_;               // those enabled now (none while paused)
   std::unordered_map<uint64_t, std::string> api_names_;  // (runtime << 32 | cbid) -> name, from Start
   std::mutex mu_;  // translation
   Translator translator_;

@@ -16,6 +16,7 @@ bool Tracer::Start() {
   pending_.Clear();
   records_ = dropped_ = reported_ = 0;
   stopped_ = false;
+  paused_ = false;
   state_ = r == StartResult::kTracing        ? nf::TracerState::kTracing
            : r == StartResult::kSteppedAside ? nf::TracerState::kSteppedAside
                                              : nf::TracerState::kFailed;
@@ -26,6 +27,12 @@ bool Tracer::Start() {
 
 void Tracer::Stop() {
   if (backend_ && tracing() && !stopped_.exchange(true)) backend_->Stop();
+}
+
+void Tracer::SetPaused(bool paused) {
+  if (!backend_ || !tracing() || stopped_.load() || paused == paused_) return;
+  paused_ = paused;
+  backend_->SetPaused(paused);
 }
 
 uint64_t Tracer::records() const {

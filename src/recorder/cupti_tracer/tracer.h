@@ -43,6 +43,9 @@ class Tracer final : public ActivitySink {
   void Drain(int64_t now_ns, native_format::RecordWriter* into);
   // Stops the backend; the last records wait for the last Drain.
   void Stop();
+  // Pauses or resumes the backend (activity_backend.h) when the recording is switched off
+  // or on; nothing unless tracing. Called from one thread (the flusher).
+  void SetPaused(bool paused);
 
   bool tracing() const { return state_.load() == native_format::TracerState::kTracing; }
   uint64_t records() const;
@@ -61,6 +64,7 @@ class Tracer final : public ActivitySink {
   std::atomic<native_format::TracerState> state_{native_format::TracerState::kFailed};
   std::string why_;  // when not tracing
   std::atomic<bool> stopped_{false};
+  bool paused_ = false;  // the flusher's
 
   mutable std::mutex mu_;
   native_format::RecordWriter pending_;             // under mu_

@@ -285,6 +285,7 @@ void Session::FlusherLoop() {
     if (!cfg_.control_path.empty()) PollControl();
     UpdateWindow(now);
     ApplyRecordingState();
+    PauseTracerUnlessRecording();
     if (now >= next_flush) {
       Flush();
       next_flush = now + interval_ns;
@@ -308,6 +309,13 @@ void Session::Flush() {
 void Session::StartTracer() {
   if (cupti::Tracer* tracer = ActiveTracer(); tracer && !tracer->Start())
     Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
+  PauseTracerUnlessRecording();
+}
+
+// Switched off (control file) or outside the capture window, the tracer costs nothing
+// either: CUPTI's kinds are disabled until the recording is on again.
+void Session::PauseTracerUnlessRecording() {
+  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!recording());
 }
 
 void Session::DrainTracer() {

@@ -147,6 +147,7 @@ class Session {
   cupti::Tracer* ActiveTracer() const { return cfg_.cupti ? tracer_ : nullptr; }
   void StartTracer();
   void DrainTracer();
+  void PauseTracerUnlessRecording();  // the flusher's: see StartTracer
 
   // Flusher thread (a pointer, so a forked child can let go of its parent's).
   std::unique_ptr<std::thread> flusher_;
