@@ -13,6 +13,13 @@
 // started, and the send's when its recv has). Unknown (kNoTime) for the rest, and for an
 // op whose end comes before the last member's start: that breaks causality, the clocks
 // are off, and no transfer time can be trusted.
+//
+// NCCL 2.31's kernel phases (CommOps::initial_sync, recordings with `phases`) measure each
+// member's wait on its own GPU's clock, so where they are known no clock alignment
+// enters: a member's transfer starts when its initial sync ends, and where every member
+// has one, the last to arrive is the one that waited least. They win over the aligned
+// starts; an op with its own phase but missing members (or none matched) still gets its
+// own wait.
 #pragma once
 
 #include <cstdint>
@@ -26,13 +33,19 @@ struct Arrivals {
   // Per rank index, per comm row: the latest start of the op's members (kNoTime: unknown).
   std::vector<std::vector<model::TimeNs>> last_start;
   // Per rank index, per comm row: the rank index of the member that started last
-  // (model::kNoIndex: unknown).
+  // (model::kNoIndex: unknown, also where last_start is known).
   std::vector<std::vector<uint32_t>> last_rank;
+  uint64_t from_phases = 0;  // ops (per rank) whose arrival came from kernel phases
 
   // The transfer time of rank |r|'s op |row|: its end less the latest member start (or its
   // own start, if later); -1 when unknown.
   model::TimeNs Transfer(const model::Trace& trace, size_t r, uint32_t row) const;
 };
+
+// The member (an index into trace.matched's member columns) of matched op |k| that arrived
+// last by its kernel phases, the one whose initial sync was shortest; model::kNoIndex
+// unless every member has one.
+uint32_t LastByPhases(const model::Trace& trace, size_t k);
 
 // |in_window[r][row]|: the op is in rank r's analysis window (collectives.h OpsInWindow).
 Arrivals ComputeArrivals(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window);

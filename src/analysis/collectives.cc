@@ -166,7 +166,7 @@ void AddBuckets(const model::Trace& trace, const std::vector<std::vector<uint8_t
         b.transfer = SaturatingAdd(b.transfer, std::min(t, d));
         b.transfer_bytes = SaturatingAdd(b.transfer_bytes, bytes);
         const uint32_t last = arrivals.last_rank[ri][i];
-        if (last != ri) acc.waited_for[last] = SaturatingAdd(acc.waited_for[last], d - std::min(t, d));
+        if (last != ri && last != model::kNoIndex) acc.waited_for[last] = SaturatingAdd(acc.waited_for[last], d - std::min(t, d));
       }
     }
   }
@@ -244,6 +244,10 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
         last_rank = m.rank_index[j];
       }
     }
+    // NCCL's kernel phases tell the last member and each one's wait without the clocks
+    // (arrivals.h); the skews stay on the aligned clocks.
+    const uint32_t by_phases = complete ? LastByPhases(trace, k) : model::kNoIndex;
+    if (by_phases != model::kNoIndex) last_rank = m.rank_index[by_phases];
     if (!message) {
       skews[g].push_back(last - first);
       end_skews[g].push_back(last_end - first_end);
@@ -252,7 +256,10 @@ void AddCrossRank(const model::Trace& trace, const std::vector<std::vector<uint8
     for (uint32_t j : members) {
       RankWait& w = out->ranks[m.rank_index[j]];
       const model::TimeNs d = m.end[j] - m.start[j];
-      const model::TimeNs waited = std::clamp<model::TimeNs>(last - m.start[j], 0, d);
+      const model::TimeNs waited =
+          std::clamp<model::TimeNs>(by_phases != model::kNoIndex ? trace.ranks[m.rank_index[j]].comms.initial_sync[m.row[j]]
+                                                                 : last - m.start[j],
+                                    0, d);
       if (!message) ++w.matched;
       w.in_collectives = SaturatingAdd(w.in_collectives, d);
       w.waiting += waited;
@@ -294,6 +301,7 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
 CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vector<std::vector<uint8_t>>& in_window,
                                       const Arrivals& arrivals, const std::vector<BenchCurve>& bench) {
   CollectiveAnalysis out;
+  out.phase_timed = arrivals.from_phases;
   AddBuckets(trace, in_window, arrivals, bench, &out);
   AddCrossRank(trace, in_window, &out);
   return out;

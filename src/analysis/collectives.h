@@ -123,6 +123,7 @@ struct CollectiveAnalysis {
   std::vector<GroupSkew> groups;
   std::vector<RankWait> ranks;
   uint64_t operations = 0;
+  uint64_t phase_timed = 0;  // ops (per rank) whose wait came from NCCL's kernel phases (arrivals.h)
 
   uint64_t untimed() const;  // operations without GPU timing, summed over buckets
   uint64_t unsized() const;  // operations of unknown message size (no bandwidth), summed over buckets

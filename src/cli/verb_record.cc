@@ -64,8 +64,9 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
          "A control file the plugin polls: 1 records, 0 switches NCCL's events off, c only counts")
       ->type_name("FILE");
   sub->add_option("--events", o->capture.events,
-                  "What the plugin records: coll,p2p,kernel,proxy,step,api,launch,ce or default "
-                  "(or a number)")
+                  "What the plugin records: coll,p2p,kernel,proxy,step,api,launch,ce,phases or default "
+                  "(or a number); phases: NCCL 2.31+'s kernel barrier phases (symmetric kernels), "
+                  "each op's wait for its peers on the GPU's clock")
       ->check([](const std::string& text) {
         uint32_t mask = 0;
         return recorder::ParseEventMask(text, &mask) ? std::string()

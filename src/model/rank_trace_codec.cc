@@ -12,7 +12,7 @@ namespace commlens::model {
 namespace {
 
 constexpr uint32_t kMagic = 0x54524c43;  // "CLRT" in a little-endian dump
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
 // The fields of each struct, listed once for both directions (|T| is const when
@@ -42,9 +42,9 @@ void FlowColumns(T& t, F&& f) {
 template <typename T, typename F>
 void CommColumns(T& t, F&& f) {
   auto& [start, end, op, dtype, in_elems, out_elems, bytes, group, seq, peer, activity, algorithm, protocol,
-         channels, enqueue, flags, user_tag, launch] = t;
+         channels, enqueue, flags, user_tag, launch, initial_sync] = t;
   f(start), f(end), f(op), f(dtype), f(in_elems), f(out_elems), f(bytes), f(group), f(seq), f(peer), f(activity);
-  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags), f(user_tag), f(launch);
+  f(algorithm), f(protocol), f(channels), f(enqueue), f(flags), f(user_tag), f(launch), f(initial_sync);
 }
 template <typename T, typename F>
 void DeviceFields(T& d, F&& f) {

@@ -98,6 +98,7 @@ uint32_t CommOps::Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, 
   flags.push_back(0);
   user_tag.push_back(0);
   launch.push_back(kNoTime);
+  initial_sync.push_back(kNoTime);
   return static_cast<uint32_t>(start.size() - 1);
 }
 
@@ -119,7 +120,7 @@ uint64_t RankTrace::MemoryBytes() const {
          ColumnBytes(flows.id, flows.category, flows.phase, flows.time, flows.pid, flows.tid) +
          ColumnBytes(comms.start, comms.end, comms.op, comms.dtype, comms.in_elems, comms.out_elems, comms.bytes,
                      comms.group, comms.seq, comms.peer, comms.activity, comms.algorithm, comms.protocol,
-                     comms.channels, comms.enqueue, comms.flags, comms.user_tag) +
+                     comms.channels, comms.enqueue, comms.flags, comms.user_tag, comms.launch, comms.initial_sync) +
          strings.bytes();
 }
 

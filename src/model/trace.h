@@ -180,6 +180,9 @@ struct CommOps {
                                    // profiler ABI v7), 0 if untagged
   std::vector<TimeNs> launch;      // when the host launched its kernel (GpuActivities::
                                    // launch, set by LinkLaunches), kNoTime if unknown
+  std::vector<TimeNs> initial_sync;  // how long its kernel's initial barrier waited for the
+                                     // peers, on this GPU's clock (NCCL 2.31+ kernel phases,
+                                     // symmetric kernels; the channels' mean), kNoTime if unknown
 
   size_t size() const { return start.size(); }
   uint32_t Append(TimeNs s, TimeNs e, CommOp o, StringId dt, int64_t in, int64_t out,

@@ -28,10 +28,11 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 4;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+inline constexpr uint16_t kVersionMinor = 5;  // 1.1: sampler records (11-14), ProcessRecord.writer;
                                               // 1.2: OpDetail records (15), kOpFlagSymmetric;
                                               // 1.3: MarkRecord.last_progress_ns;
-                                              // 1.4: the CUPTI tracer's records (16-19)
+                                              // 1.4: the CUPTI tracer's records (16-19);
+                                              // 1.5: KernelPhase records (20)
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -78,6 +79,8 @@ enum class RecordType : uint16_t {
   kCudaApi = 17,      // CudaApiRecord: a CUDA runtime or driver call (the launches)
   kRange = 18,        // RangeRecord: an NVTX range or mark, of any domain
   kTracer = 19,       // TracerRecord: the tracer's state and counters; the last one counts
+  // 1.5: profiler ABI v7's kernel barrier phases (NCCL 2.31+, symmetric kernels)
+  kKernelPhase = 20,  // KernelPhaseRecord: an op's initial sync, compute and final sync
 };
 
 // Event kinds, numbered as the bit positions of NCCL's event type mask
@@ -99,7 +102,7 @@ enum class EventKind : uint8_t {
   kCeColl = 12,
   kCeSync = 13,
   kCeBatch = 14,
-  kKernelPhase = 15,  // ABI v7; not recorded
+  kKernelPhase = 15,  // ABI v7: recorded when asked for (KernelPhaseRecord)
 };
 inline constexpr int kNumEventKinds = 16;
 constexpr uint32_t EventBit(EventKind k) { return 1u << static_cast<unsigned>(k); }
@@ -188,6 +191,24 @@ struct KernelTimingRecord {
   uint32_t flags;
 };
 static_assert(sizeof(KernelTimingRecord) == 40);
+
+// The phases of an op's kernel (profiler ABI v7, NCCL 2.31+; symmetric-memory kernels
+// only): per channel, an initial sync (the barrier that waits for every peer to arrive),
+// the compute (moving and reducing data) and a final sync, on the GPU's %globaltimer.
+// The plugin merges the channels of one op, as for KernelTimingRecord, and writes one per
+// op that had any phase. The initial sync's length is the op's wait for its peers on this
+// GPU's own clock: no clock alignment enters it.
+inline constexpr int kKernelPhases = 3;  // 0: initial sync, 1: compute, 2: final sync
+
+struct KernelPhaseRecord {
+  uint64_t op_id;
+  uint64_t first_start[kKernelPhases];  // earliest channel start of each phase, 0 if none
+  uint64_t last_stop[kKernelPhases];    // latest channel stop, 0 if none stopped
+  uint64_t total_ns[kKernelPhases];     // the channels' lengths summed (stopped ones)
+  uint32_t channels[kKernelPhases];     // channels whose phase stopped
+  uint32_t flags;                       // kTimingFlagBadTimer: a stop before its start
+};
+static_assert(sizeof(KernelPhaseRecord) == 96);
 
 inline constexpr uint8_t kProxyFlagRemote = 1;  // PXN: issued by another process, no op_id
 
@@ -460,6 +481,7 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kCudaApi: return sizeof(CudaApiRecord);
     case RecordType::kRange: return sizeof(RangeRecord);
     case RecordType::kTracer: return sizeof(TracerRecord);
+    case RecordType::kKernelPhase: return sizeof(KernelPhaseRecord);
   }
   return 0;
 }

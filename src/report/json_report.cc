@@ -370,6 +370,7 @@ static json TransferJson(const analysis::CollectiveBucket& b) {
 json CollectivesJson(const analysis::CollectiveAnalysis& c) {
   json j;
   j["operations"] = c.operations;
+  j["phase_timed"] = c.phase_timed;
   j["buckets"] = json::array();
   for (const auto& b : c.buckets) {
     json batch_ops = json::object();

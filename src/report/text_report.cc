@@ -301,6 +301,10 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
     *out += fmt::format("  {} of the {} operations have no GPU timing (recorded with --kernel-sample, "
                         "or never ended): counted, but left out of total, p50, p99 and bandwidth.\n",
                         untimed, c.counted());
+  if (c.phase_timed > 0)
+    *out += fmt::format("  {} of the {} operations have their wait from NCCL's kernel phases (their initial sync\n"
+                        "  on each GPU's own clock: no clock alignment enters it; the last to arrive waited least).\n",
+                        c.phase_timed, c.counted());
 
   if (!c.groups.empty()) {
     Heading(out, "Cross-rank: collectives matched by (process group, sequence number)");

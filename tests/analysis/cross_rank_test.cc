@@ -356,6 +356,45 @@ TEST(CrossRank, InterleavedPipelineRingStartsAtTheFirstSender) {
   EXPECT_EQ(p.per_stage[3].rank, 1);
 }
 
+// NCCL 2.31's kernel phases say who was late without the clocks: here rank 1's kernels
+// start 400 us after rank 0's on the (unaligned) clocks, which would blame rank 1, but
+// each kernel's initial sync says rank 0 waited 10 us and rank 1 waited 300 us: rank 0
+// arrived last. The waits, the last arrivals and the transfer time follow the phases.
+TEST(CrossRank, KernelPhasesTellTheLateRankWithoutTheClocks) {
+  Job job(2);
+  std::vector<uint32_t> g = {job.Group(0, "dp", 2), job.Group(1, "dp", 2)};
+  for (int i = 0; i < 6; ++i) {
+    const TimeNs t = i * 10'000 * kUs;
+    job.Coll(0, g[0], CommOp::kAllReduce, i, t, t + 500 * kUs, 1 << 20);
+    job.Coll(1, g[1], CommOp::kAllReduce, i, t + 400 * kUs, t + 900 * kUs, 1 << 20);
+  }
+  model::Trace t = job.Finish();
+  AnalyzeOptions o;
+  o.window.all_events = true;
+  {
+    const JobAnalysis clocks = Analyze(t, o);  // without phases: the clocks blame rank 1
+    ASSERT_EQ(clocks.collectives.buckets.size(), 1u);
+    EXPECT_EQ(clocks.collectives.buckets[0].waited_for_rank, 1);
+    EXPECT_EQ(clocks.collectives.phase_timed, 0u);
+  }
+  for (model::RankTrace& r : t.ranks)
+    for (uint32_t i = 0; i < r.comms.size(); ++i) r.comms.initial_sync[i] = (r.rank == 0 ? 10 : 300) * kUs;
+  const JobAnalysis a = Analyze(t, o);
+  const CollectiveAnalysis& c = a.collectives;
+  EXPECT_EQ(c.phase_timed, 12u);
+  ASSERT_EQ(c.buckets.size(), 1u);
+  const CollectiveBucket& b = c.buckets[0];
+  EXPECT_EQ(b.waited_for_rank, 0);
+  EXPECT_EQ(b.transfer_count, 12u);
+  // Each kernel is 500 us: 10 + 300 us of the 1000 per pair waited.
+  EXPECT_NEAR(b.wait_share(), 310.0 / 1000.0, 1e-9);
+  ASSERT_EQ(c.ranks.size(), 2u);
+  EXPECT_EQ(c.ranks[0].last_arrivals, 6u);
+  EXPECT_EQ(c.ranks[1].last_arrivals, 0u);
+  EXPECT_EQ(c.ranks[0].waiting, 6 * 10 * kUs);
+  EXPECT_EQ(c.ranks[1].waiting, 6 * 300 * kUs);
+}
+
 // Contention is judged on transfers: a dp all-reduce that moves data while an ep
 // all-to-all moves data is slowed; one whose kernel only waits (for a late member) while
 // the all-to-all runs is not, though the two kernels overlap.

@@ -45,7 +45,8 @@ TEST(PlanBytes, ReadBackAndRefusedWhenCut) {
   EXPECT_EQ(DecodePlan(Cut(bytes, 1)).error, "internal: the plan from rank 0 is damaged");
   EXPECT_TRUE(DecodePlan(Cut(bytes, 1)).files.empty());
 
-  const Plan failed{"no trace files in empty/", {}, {}, {}};
+  Plan failed;
+  failed.error = "no trace files in empty/";
   EXPECT_EQ(DecodePlan(EncodePlan(failed)).error, "no trace files in empty/");
 }
 

@@ -92,8 +92,9 @@ TEST(Csv, TablesHoldTheAnalysisNumbers) {
   const size_t present = job.roles.Present().size();
   ASSERT_EQ(role_steps.size(), 1 + present * (job.roles.steps.size() + 1));
   for (const auto& row : role_steps)
-    if (row[0] == "summary" && row[1] == "expert")
+    if (row[0] == "summary" && row[1] == "expert") {
       EXPECT_NEAR(std::stod(row[6]), job.roles.summary.ExposedPct(analysis::ParallelRole::kExpert), 0.005);
+    }
   fs::remove_all(dir);
 }
 

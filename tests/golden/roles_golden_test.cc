@@ -44,7 +44,9 @@ TEST(Roles, MeshNamedFromItsDescriptions) {
   const auto roles = RolesByMembers(a.trace, a.job.roles);
   ExpectTpDpMesh(roles);
   for (const analysis::GroupRole& g : a.job.roles.groups)
-    if (g.role != ParallelRole::kUnknown) EXPECT_NE(g.rule.find("description"), std::string::npos) << g.rule;
+    if (g.role != ParallelRole::kUnknown) {
+      EXPECT_NE(g.rule.find("description"), std::string::npos) << g.rule;
+    }
 }
 
 // The same job with every description gone: the structure tells TP (consecutive ranks)
@@ -61,7 +63,9 @@ TEST(Roles, MeshNamedFromItsStructureWithoutDescriptions) {
   const auto roles = RolesByMembers(trace, job.roles);
   ExpectTpDpMesh(roles);
   for (const analysis::GroupRole& g : job.roles.groups)
-    if (g.role == ParallelRole::kTensor) EXPECT_NE(g.rule.find("consecutive"), std::string::npos) << g.rule;
+    if (g.role == ParallelRole::kTensor) {
+      EXPECT_NE(g.rule.find("consecutive"), std::string::npos) << g.rule;
+    }
 }
 
 // The plugin's recording of the same run names no group and no member, only rank counts:

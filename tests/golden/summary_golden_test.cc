@@ -162,8 +162,9 @@ TEST_P(SummaryGolden, ReportsEqualTheWholeModels) {
   EXPECT_EQ(summarized.text, whole.text);
   // The jobs whose findings look into the GPU timelines: a late rank's cause, the
   // pipeline's bubbles.
-  if (workload.starts_with("cross-rank/slow") || workload.starts_with("cross-rank/pipeline"))
+  if (workload.starts_with("cross-rank/slow") || workload.starts_with("cross-rank/pipeline")) {
     EXPECT_GT(summarized.stretch_questions, 0u);
+  }
   if (!drop && align == model::AlignMode::kAuto) {
     std::string golden = workload;
     for (char& c : golden)
@@ -213,7 +214,9 @@ TEST(RankSummaryCodec, TruncatedAndDamagedBuffersAreRefusedNotMisread) {
     for (size_t n = 0; n < bytes.size(); n += n < 4096 ? 1 : 509) {
       auto got = decode(std::span<const uint8_t>(bytes).first(n));
       EXPECT_FALSE(got.ok()) << "cut at " << n;
-      if (!got.ok()) EXPECT_FALSE(got.status().message().empty());
+      if (!got.ok()) {
+        EXPECT_FALSE(got.status().message().empty());
+      }
     }
     std::vector<uint8_t> damaged = bytes;
     for (size_t at = 0; at < damaged.size(); at += 1 + at / 64) {

@@ -84,6 +84,9 @@ struct FakeCollective {
   uint64_t user_tag = 0;                 // v7
   const char* kernel_variant = nullptr;  // v7
   bool symmetric = false;                // v7
+  // v7, a symmetric kernel with KernelPhase asked for: each channel's initial sync (its
+  // wait for the peers) lasts this long; the final sync 100 ns; the compute the rest.
+  uint64_t initial_sync = 200;
 };
 
 struct FakeP2p {
@@ -180,7 +183,9 @@ class FakeNccl {
     Stop(coll);
     Stop(group);
     Stop(group_api);
-    ProxyThread(coll, m, c.channels, c.gpu_start, c.gpu_duration, c.proxy_steps, c.step_bytes, c.wait_us);
+    // Like NCCL 2.31: only symmetric kernels have phases.
+    const uint64_t sync = V >= 7 && c.symmetric && (m & abi::kKernelPhase) ? c.initial_sync : 0;
+    ProxyThread(coll, m, c.channels, c.gpu_start, c.gpu_duration, c.proxy_steps, c.step_bytes, c.wait_us, sync);
   }
 
   void P2p(const FakeP2p& p) {
@@ -218,8 +223,9 @@ class FakeNccl {
       abi::kColl | abi::kP2p | abi::kKernelCh | abi::kProxyOp | abi::kProxyStep;
 
   // Channel c starts c*10 ns after the earliest and stops c*10 ns before the latest.
+  // |sync| > 0: each channel reports its barrier phases (KernelPhase, v7) before its stop.
   void ProxyThread(void* task, uint64_t m, int channels, uint64_t gpu_start, uint64_t duration,
-                   int steps, size_t step_bytes, int64_t wait_us = 0) {
+                   int steps, size_t step_bytes, int64_t wait_us = 0, uint64_t sync = 0) {
     std::vector<void*> kernel(static_cast<size_t>(channels), nullptr);
     if (m & abi::kKernelCh) {
       for (int ch = 0; ch < channels; ++ch)
@@ -250,8 +256,27 @@ class FakeNccl {
       Stop(op);
     }
     for (int ch = 0; ch < channels; ++ch) {
+      const uint64_t from = gpu_start + 10 * ch, to = gpu_start + duration - 10 * ch;
+      if (sync > 0) {
+        const uint64_t bounds[4] = {from, from + sync, to - 100, to};
+        static constexpr const char* kNames[3] = {"initial_sync", "compute", "final_sync"};
+        for (uint8_t phase = 0; phase < 3; ++phase) {
+          void* h = Start(abi::kKernelPhase, kernel[ch], [&](Descr& d) {
+            if constexpr (V >= 7) {
+              d.kernelPhase.channelId = static_cast<uint8_t>(ch);
+              d.kernelPhase.phaseId = phase;
+              d.kernelPhase.phaseName = kNames[phase];
+              d.kernelPhase.pTimer = bounds[phase];
+            }
+          });
+          abi::StateArgs stop{};
+          stop.kernelCh.pTimer = bounds[phase + 1];
+          Record(h, abi::kKernelPhaseStop, &stop);
+          Stop(h);
+        }
+      }
       abi::StateArgs a{};
-      a.kernelCh.pTimer = gpu_start + duration - 10 * ch;
+      a.kernelCh.pTimer = to;
       Record(kernel[ch], abi::kKernelChStop, &a);
       Stop(kernel[ch]);
     }

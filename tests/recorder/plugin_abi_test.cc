@@ -577,6 +577,42 @@ TEST(PluginTest, V7UserTagsAndKernelVariantReachTheModel) {
   EXPECT_EQ(t.stats.total(), 0u);
 }
 
+// ABI v7's kernel barrier phases (NCCL 2.31+), asked for with the mask word `phases`
+// (which brings the kernel channels they belong to): each symmetric kernel's op gets its
+// initial sync, the mean of its channels, on the GPU's own clock; a regular kernel has no
+// phases (NCCL emits them for symmetric kernels only). Not asked for, none are recorded.
+TEST(PluginTest, V7KernelPhasesGiveEachSymmetricOpItsInitialSync) {
+  for (bool asked : {true, false}) {
+    SCOPED_TRACE(asked);
+    const std::string dir = FreshDir(asked ? "abi_v7_phases" : "abi_v7_no_phases");
+    RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                    {"COMMLENS_EVENT_MASK", asked ? "default,phases" : "default"}};
+    FakeNccl<7> nccl;
+    ASSERT_TRUE(nccl.loaded());
+    ASSERT_EQ(nccl.Init(0xFACE, "world", 1, 2, 0, &g_mask), 0);
+    EXPECT_EQ((LoadMask(&g_mask) & (1 << 15)) != 0, asked);
+    FakeCollective symmetric;
+    symmetric.symmetric = true;
+    symmetric.channels = 4;
+    symmetric.gpu_duration = 50'000;
+    symmetric.initial_sync = 30'000;  // waited 30 us for the peers
+    nccl.Collective(symmetric);
+    FakeCollective regular;
+    regular.seq = 1;
+    regular.gpu_start = 2'000'000;
+    nccl.Collective(regular);
+    ASSERT_EQ(nccl.Finalize(), 0);
+
+    model::RankTrace t = ImportOnly(dir);
+    auto all_reduces = RowsOf(t, CommOp::kAllReduce);
+    ASSERT_EQ(all_reduces.size(), 2u);
+    EXPECT_EQ(t.comms.initial_sync[all_reduces[0]], asked ? 30'000 : model::kNoTime);
+    EXPECT_EQ(t.comms.initial_sync[all_reduces[1]], model::kNoTime);
+    EXPECT_EQ(t.comms.end[all_reduces[0]] - t.comms.start[all_reduces[0]], 50'000);  // the kernel's own timing
+    EXPECT_EQ(t.stats.total(), 0u);
+  }
+}
+
 TEST(PluginTest, ExportsOnlyTheFourAbiTables) {
   void* lib = PluginLibrary();
   for (const char* sym : {"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6", "ncclProfiler_v7"})

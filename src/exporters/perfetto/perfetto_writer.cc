@@ -200,6 +200,11 @@ class PerfettoWriter {
     if (ops.channels[c] >= 0) a += fmt::format(R"(,"channels":{})", ops.channels[c]);
     if (ops.user_tag[c] != 0) a += fmt::format(R"(,"user_tag":{})", ops.user_tag[c]);
     if (ops.flags[c] & model::kCommSymmetric) a += R"(,"symmetric_kernel":true)";
+    if (ops.initial_sync[c] != model::kNoTime) {  // NCCL 2.31's kernel phases
+      fmt::memory_buffer w;
+      AppendUs(&w, ops.initial_sync[c]);
+      a += R"(,"initial_sync_us":)" + fmt::to_string(w);
+    }
     return a;
   }
 

@@ -43,6 +43,7 @@ struct Decoded {
   std::vector<nf::OpRecord> ops;
   std::unordered_map<uint64_t, nf::OpDetailRecord> details;  // by op_id (ABI v7)
   std::unordered_map<uint64_t, Timing> timings;
+  std::unordered_map<uint64_t, Timing> initial_syncs;  // by op_id: the phase-0 lengths (1.5)
   std::vector<nf::ProxyOpRecord> proxy_ops;
   std::vector<nf::ApiRecord> apis;
   std::map<uint32_t, nf::StatsRecord> stats;  // the last, cumulative one per comm
@@ -102,6 +103,18 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
       t.channels += k.channels;
       t.bad = t.bad || (k.flags & nf::kTimingFlagBadTimer) != 0;
       if (k.channels > 0 && k.clock_offset_upper != INT64_MAX) d->clock.AddSample(k.gpu_start, k.clock_offset_upper);
+      return;
+    }
+    case nf::RecordType::kKernelPhase: {
+      nf::KernelPhaseRecord k;
+      if (!nf::DecodePayload(r, &k)) return bad("short kernel phase record");
+      // Only lengths on one GPU's clock are kept: |start| and |stop| sum the channels'
+      // initial-sync lengths and count them.
+      Timing& t = d->initial_syncs[k.op_id];
+      if (k.channels[0] == 0) return;
+      t.stop = k.total_ns[0] > UINT64_MAX - t.stop ? UINT64_MAX : t.stop + k.total_ns[0];
+      t.channels += k.channels[0];
+      t.bad = t.bad || (k.flags & nf::kTimingFlagBadTimer) != 0;
       return;
     }
     case nf::RecordType::kProxyOp: {
@@ -304,6 +317,12 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.flags[r] = (ce ? model::kCommCopyEngine : 0) | (p.gpu_timed ? 0 : model::kCommNoGpuTiming) |
                       ((o.flags & nf::kOpFlagSymmetric) ? model::kCommSymmetric : 0);
   if (auto detail = d.details.find(o.op_id); detail != d.details.end()) t->comms.user_tag[r] = detail->second.user_tag;
+  if (auto sync = d.initial_syncs.find(o.op_id); sync != d.initial_syncs.end() && sync->second.channels > 0) {
+    const uint64_t mean = sync->second.stop / sync->second.channels;
+    if (sync->second.bad || mean >= uint64_t{model::kTimeLimit})
+      t->stats.Count(ImportIssue::kBadRecord, 0, "kernel phase stopped before it started, or lasted for ever");
+    else t->comms.initial_sync[r] = static_cast<model::TimeNs>(mean);
+  }
   auto api = api_start.find(o.api_id);
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }

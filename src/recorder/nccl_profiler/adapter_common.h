@@ -5,7 +5,8 @@
 //   v5+  it is the API call (CollApi / P2pApi), and the API events exist;
 //   v6+  copy-engine collectives exist;
 //   v7   ops carry the call's user tag, and a Coll its kernel variant and whether the
-//        kernel is a symmetric-memory one (kernel phase events are not asked for).
+//        kernel is a symmetric-memory one; kernel channels have barrier phases (asked
+//        for only when the event mask names them: `phases`).
 // Each adapter_vN.cc owns its init (whose argument order changed in v5) and its exported
 // table.
 #pragma once
@@ -24,7 +25,7 @@ inline constexpr uint32_t kSupportedV4 = static_cast<uint32_t>(
 inline constexpr uint32_t kSupportedV5 = kSupportedV4 | static_cast<uint32_t>(
     abi::kGroupApi | abi::kCollApi | abi::kP2pApi | abi::kKernelLaunch);
 inline constexpr uint32_t kSupportedV6 = kSupportedV5 | static_cast<uint32_t>(abi::kCeColl);
-inline constexpr uint32_t kSupportedV7 = kSupportedV6;
+inline constexpr uint32_t kSupportedV7 = kSupportedV6 | static_cast<uint32_t>(abi::kKernelPhase);
 
 inline abi::Result Init(void** context, int* mask, const CommParams& params, uint32_t supported,
                         abi::Logger log) {
@@ -141,6 +142,10 @@ abi::Result StartEvent(void* context, void** handle, Descr* d) {
     if constexpr (V >= 5) {
       if (type & kApiTypes) *handle = StartApiEvent(ctx, *d, type);
     }
+    if constexpr (V >= 7) {
+      if (type == abi::kKernelPhase)
+        *handle = StartKernelPhase(ctx, Value(d->parentObj), d->kernelPhase.phaseId, d->kernelPhase.pTimer);
+    }
     if constexpr (V >= 6) {
       if (type == abi::kCeColl)
         *handle = StartCeColl(ctx, CeCollArgs{d->ceColl.func, d->ceColl.datatype, d->ceColl.count,
@@ -148,7 +153,7 @@ abi::Result StartEvent(void* context, void** handle, Descr* d) {
                                               UserTag(d->ceColl)});
     }
   }
-  return abi::kSuccess;  // Group, ProxyCtrl, NetPlugin, CeSync, CeBatch, KernelPhase: not recorded
+  return abi::kSuccess;  // Group, ProxyCtrl, NetPlugin, CeSync, CeBatch: not recorded
 }
 
 }  // namespace commlens::recorder::adapter

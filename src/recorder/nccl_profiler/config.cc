@@ -69,6 +69,7 @@ bool ParseEventMask(const std::string& text, uint32_t* mask) {
       {"coll", EventBit(EventKind::kColl)},
       {"p2p", EventBit(EventKind::kP2p)},
       {"kernel", EventBit(EventKind::kKernelCh)},
+      {"phases", EventBit(EventKind::kKernelPhase) | EventBit(EventKind::kKernelCh)},
       {"proxy", EventBit(EventKind::kProxyOp)},
       {"step", EventBit(EventKind::kProxyStep) | EventBit(EventKind::kProxyOp)},
       {"api", EventBit(EventKind::kGroupApi) | EventBit(EventKind::kCollApi) |

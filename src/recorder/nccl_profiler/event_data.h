@@ -48,13 +48,16 @@ struct ApiData {
 };
 
 // One kernel channel of one op. |*_obs_ns| is the host time at which NCCL's proxy thread
-// handed us the GPU timestamp: always after the GPU wrote it.
+// handed us the GPU timestamp: always after the GPU wrote it. Its barrier phases (ABI v7,
+// when asked for: initial sync, compute, final sync) are folded in, GPU timestamps too.
 struct KernelData {
   uint64_t op_id;
   uint64_t start_ptimer;
   uint64_t stop_ptimer;  // 0 until KernelChStop
   int64_t start_obs_ns;
   int64_t stop_obs_ns;
+  uint64_t phase_start[native_format::kKernelPhases];  // 0 when the phase did not start
+  uint64_t phase_stop[native_format::kKernelPhases];   // 0 until KernelPhaseStop
   uint8_t channel;
 };
 

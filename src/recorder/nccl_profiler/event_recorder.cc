@@ -206,6 +206,22 @@ void* StartKernelCh(Context& ctx, uint64_t parent, uint8_t channel, uint64_t pti
   return HandleFromValue(token);
 }
 
+void* StartKernelPhase(Context& ctx, uint64_t parent, uint8_t phase, uint64_t ptimer) {
+  Token t;
+  if (phase >= nf::kKernelPhases || !DecodeToken(parent, &t) || t.pool != Pool::kKernel || t.context != ctx.index()) {
+    ctx.CountOrphan(EventKind::kKernelPhase);
+    return nullptr;
+  }
+  auto* s = ctx.kernels.FindOpen(t.slot, t.generation);
+  if (s == nullptr) {
+    ctx.CountOrphan(EventKind::kKernelPhase);
+    return nullptr;
+  }
+  s->data.phase_start[phase] = ptimer;
+  t.pool = static_cast<Pool>(static_cast<uint8_t>(Pool::kKernelPhase) + phase);
+  return HandleFromValue(EncodeToken(t));
+}
+
 void* StartProxyOp(Context& ctx, uint64_t parent, const abi::ProxyOpDescr& p) {
   // With PXN the op may come from another process's proxy: its parent handle is not
   // ours to decode. Record it unattached while recording.
@@ -260,6 +276,8 @@ void StopEvent(void* handle) {
         ctx->proxy_steps.Release(s);
       }
       break;
+    default:  // a kernel phase: it lives in its kernel channel's slot
+      break;
   }
 }
 
@@ -268,7 +286,11 @@ void RecordEventState(void* handle, int state, const abi::StateArgs* args) {
   if (!DecodeToken(HandleValue(handle), &t)) return;
   Context* ctx = TheSession().ContextAt(t.context);
   if (ctx == nullptr) return;
-  if (t.pool == Pool::kKernel && state == abi::kKernelChStop && args != nullptr) {
+  if (t.pool >= Pool::kKernelPhase && state == abi::kKernelPhaseStop && args != nullptr) {
+    // The phase's stop, kept on its kernel channel while that is open.
+    if (auto* s = ctx->kernels.FindOpen(t.slot, t.generation))
+      s->data.phase_stop[static_cast<uint8_t>(t.pool) - static_cast<uint8_t>(Pool::kKernelPhase)] = args->kernelCh.pTimer;
+  } else if (t.pool == Pool::kKernel && state == abi::kKernelChStop && args != nullptr) {
     if (auto* s = ctx->kernels.FindOpen(t.slot, t.generation)) {
       s->data.stop_ptimer = args->kernelCh.pTimer;
       s->data.stop_obs_ns = RealtimeNs();

@@ -68,6 +68,9 @@ void* StartP2p(Context& ctx, const P2pArgs& a);
 void* StartCeColl(Context& ctx, const CeCollArgs& a);
 void* StartApi(Context& ctx, const ApiArgs& a);
 void* StartKernelCh(Context& ctx, uint64_t parent, uint8_t channel, uint64_t ptimer);
+// ABI v7: phase |phase| (0 initial sync, 1 compute, 2 final sync) of the kernel channel
+// |parent|, folded into that channel's slot.
+void* StartKernelPhase(Context& ctx, uint64_t parent, uint8_t phase, uint64_t ptimer);
 void* StartProxyOp(Context& ctx, uint64_t parent, const abi::ProxyOpDescr& d);
 void* StartProxyStep(Context& ctx, uint64_t parent, int step);
 

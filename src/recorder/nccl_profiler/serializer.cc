@@ -109,7 +109,9 @@ void Serializer::WriteOps(Context& ctx, nf::RecordWriter& strings, nf::RecordWri
 }
 
 // Channels of one op are merged into one record: earliest start, latest stop, and the
-// smallest (host observation - GPU timestamp) as the clock-offset bound.
+// smallest (host observation - GPU timestamp) as the clock-offset bound. Their barrier
+// phases (ABI v7), where any started, into a KernelPhase record the same way, with the
+// channels' lengths summed.
 void Serializer::WriteKernelTimings(Context& ctx, nf::RecordWriter& body) {
   kernel_scratch_.clear();
   uint64_t n = ctx.kernels.DrainDone([&](const KernelData& d) { kernel_scratch_.push_back(d); });
@@ -121,8 +123,24 @@ void Serializer::WriteKernelTimings(Context& ctx, nf::RecordWriter& body) {
     r.op_id = kernel_scratch_[i].op_id;
     r.gpu_start = UINT64_MAX;
     r.clock_offset_upper = INT64_MAX;
+    nf::KernelPhaseRecord phases{};
+    phases.op_id = r.op_id;
+    bool any_phase = false;
     for (; i < kernel_scratch_.size() && kernel_scratch_[i].op_id == r.op_id; ++i) {
       const KernelData& k = kernel_scratch_[i];
+      for (int p = 0; p < nf::kKernelPhases; ++p) {
+        if (k.phase_start[p] == 0) continue;
+        any_phase = true;
+        if (phases.first_start[p] == 0 || k.phase_start[p] < phases.first_start[p]) phases.first_start[p] = k.phase_start[p];
+        if (k.phase_stop[p] == 0) continue;
+        if (k.phase_stop[p] < k.phase_start[p]) {
+          phases.flags |= nf::kTimingFlagBadTimer;
+          continue;
+        }
+        phases.last_stop[p] = std::max(phases.last_stop[p], k.phase_stop[p]);
+        phases.total_ns[p] += k.phase_stop[p] - k.phase_start[p];
+        ++phases.channels[p];
+      }
       ++r.channels;
       r.gpu_start = std::min(r.gpu_start, k.start_ptimer);
       r.clock_offset_upper = std::min(r.clock_offset_upper,
@@ -134,6 +152,7 @@ void Serializer::WriteKernelTimings(Context& ctx, nf::RecordWriter& body) {
                                       k.stop_obs_ns - static_cast<int64_t>(k.stop_ptimer));
     }
     body.Append(nf::RecordType::kKernelTiming, r);
+    if (any_phase) body.Append(nf::RecordType::kKernelPhase, phases);
   }
 }
 

@@ -18,8 +18,10 @@
 
 namespace commlens::recorder {
 
-enum class Pool : uint8_t { kOp = 0, kApi = 1, kKernel = 2, kProxyOp = 3, kProxyStep = 4 };
-inline constexpr int kNumPools = 5;
+// A kernel phase (ABI v7) has no slot of its own: its handle names its kernel channel's
+// slot under the pool code of its phase (kKernelPhase + phase id, 0 to 2).
+enum class Pool : uint8_t { kOp = 0, kApi = 1, kKernel = 2, kProxyOp = 3, kProxyStep = 4, kKernelPhase = 5 };
+inline constexpr int kNumPools = 8;  // kKernelPhase's three phases take 5, 6 and 7
 inline constexpr uint32_t kMaxContexts = 1023;
 inline constexpr uint32_t kMaxPoolSlots = 1u << 19;
 
