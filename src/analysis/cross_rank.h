@@ -137,6 +137,7 @@ struct Pipeline {
   int replicas = 0;           // pipelines measured (data-parallel replicas)
   std::string schedule;       // "1F1B", "GPipe (all forward, then all backward)",
                               // "interleaved 1F1B with 2 model chunks per rank", ...
+  std::string schedule_rule;  // how m, v and the schedule were found, and the steps counted
   double bubble_fraction = 0;  // mean idle share of the stages' steps, over every replica
   double ideal_fraction = 0;   // (p - 1) / (m + p - 1), divided by v when interleaved
   std::vector<double> replica_bubble;  // each replica's mean stage bubble

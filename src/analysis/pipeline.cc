@@ -394,6 +394,13 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
   const int inner = per_step.empty() ? static_cast<int>(forward) : per_step[per_step.size() / 2];
   p->microbatches = inner;
   p->virtual_stages = 1;
+  // The rule said with the result: the steps counted, then what named m and v.
+  const std::string per = !first.steps.empty()  ? "per profiler step"
+                          : iterations.periodic ? "per repeat of stage 0's message order (no profiler steps)"
+                                                : "per pipeline iteration (no profiler steps)";
+  std::string rule = fmt::format("m: {} forward messages from stage 0 to stage 1 {}; the schedule: the order of its "
+                                 "forward and backward messages",
+                                 inner, per);
   const auto [named_stages, named_micro] = NamedActions(first);
   // Two ranks whose messages back are not all gradients: stage 0's open count returns to
   // none inside a step. In a plain pipeline every message back answers a forward one, and
@@ -406,6 +413,10 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
     // so the schedule's own action names say v.
     p->microbatches = named_micro;
     p->virtual_stages = named_stages;
+    rule = fmt::format("m and v: torch.distributed.pipelining's PP: ranges on stage 0's rank ({} stages, {} "
+                       "micro-batches; two ranks' messages look alike both ways); the schedule: the order of its "
+                       "messages",
+                       named_stages, named_micro);
   } else if (two_way_chunks) {
     // Without the names: stage 0 sends m (2v - 1) messages per step (v forward, v - 1
     // gradients per micro-batch), so 2v - 1 is an odd factor of the count above 1. When
@@ -413,9 +424,15 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
     std::vector<int> factors;
     for (int d = 3; d * 2 <= inner; d += 2)  // m >= 2: one micro-batch is no schedule
       if (inner % d == 0) factors.push_back(d);
+    rule = fmt::format("m and v: stage 0's open messages returned to none inside a step, so the chunks pass "
+                       "activations both ways; it sends {} messages {}, which is m (2v - 1)",
+                       inner, per);
     if (factors.size() == 1) {
       p->virtual_stages = (factors[0] + 1) / 2;
       p->microbatches = inner / factors[0];
+      rule += fmt::format(", and {} is its only odd factor; the schedule: at most {} of its messages open at once "
+                          "(fewer than m: 1F1B; m or more: breadth-first)",
+                          factors[0], iterations.most_open);
     } else {
       p->virtual_stages = 0;
       p->microbatches = 0;
@@ -438,7 +455,11 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
     const bool whole = wrap > 0 && along > wrap && along % (along - wrap) == 0;
     p->virtual_stages = whole ? along / (along - wrap) : 0;
     p->microbatches = whole ? inner / p->virtual_stages : 0;
+    rule = fmt::format("m and v: the ring's forward messages, {} from stage 0 to 1 (m v) and {} from the last stage "
+                       "back to stage 0 (m (v - 1)), {}; the schedule: the order of stage 0's messages",
+                       along, wrap, first.steps.empty() ? "over the whole window" : "per profiler step");
   }
+  p->schedule_rule = rule;
   // GPipe: within a step every forward precedes every backward; 1F1B interleaves them.
   // Judged in the first step with forward messages (the first step is often partial);
   // without steps, in the first iteration (until the open micro-batches first return to

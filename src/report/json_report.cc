@@ -315,6 +315,7 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
     j["pipeline"]["pace_compute_us"] = Us(p.pace_compute);
     j["pipeline"]["median_compute_us"] = Us(p.median_compute);
     j["pipeline"]["schedule"] = p.schedule;
+    j["pipeline"]["schedule_rule"] = p.schedule_rule;
     j["pipeline"]["bubble_fraction"] = p.bubble_fraction;
     j["pipeline"]["ideal_fraction"] = p.ideal_fraction;
     j["pipeline"]["idle_known"] = p.idle_known;

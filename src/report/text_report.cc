@@ -459,6 +459,7 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
                         p.microbatches > 0 ? std::to_string(p.microbatches) : "?", p.schedule, 100.0 * p.bubble_fraction,
                         100.0 * p.ideal_fraction,
                         p.idle_known ? "" : "; no kernel timeline: the bubble is the waiting in send/recv");
+    if (!p.schedule_rule.empty()) *out += fmt::format("  found by: {}\n", p.schedule_rule);
     if (p.pace_stage >= 0)
       *out += fmt::format("  stage {} sets the pace: {} of compute per step against the median stage's {}\n",
                           p.pace_stage, FormatDuration(p.pace_compute), FormatDuration(p.median_compute));

@@ -123,7 +123,8 @@ TEST(Pipelines, TorchSchedules) {
   {
     // Two ranks: the traffic looks alike both ways; the schedule's own PP: ranges say v.
     testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved-2r");
-    Expect(a, 2, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
+    const analysis::Pipeline& p = Expect(a, 2, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
+    EXPECT_NE(p.schedule_rule.find("PP: ranges"), std::string::npos) << p.schedule_rule;
   }
 }
 
@@ -135,6 +136,10 @@ TEST(Pipelines, TwoRankInterleavingFromTheTrafficAlone) {
   {
     testing::Analyzed a = AnalyzeSample("pipelines/torch-interleaved-2r/native");
     const analysis::Pipeline& p = Expect(a, 2, 1, 8, 2, "interleaved 1F1B with 2 model chunks per rank");
+    // The rule is said with the result.
+    EXPECT_NE(p.schedule_rule.find("24 messages per repeat of stage 0's message order"), std::string::npos)
+        << p.schedule_rule;
+    EXPECT_NE(p.schedule_rule.find("3 is its only odd factor"), std::string::npos) << p.schedule_rule;
     // The run's 6 steps (the schedule's periods), not pieces of them.
     for (const analysis::PipelineStage& s : p.per_stage) EXPECT_EQ(s.steps.size(), 6u) << s.stage;
   }
@@ -154,6 +159,7 @@ TEST(Pipelines, TwoRankInterleavingFromTheTrafficAlone) {
   EXPECT_EQ(p.microbatches, 8);
   EXPECT_EQ(p.virtual_stages, 2);
   EXPECT_EQ(p.schedule, "interleaved 1F1B with 2 model chunks per rank");
+  EXPECT_NE(p.schedule_rule.find("24 messages per profiler step"), std::string::npos) << p.schedule_rule;
 }
 
 // The last stage holds 1.5x the layers: it sets the pace, and the others wait for it (its
