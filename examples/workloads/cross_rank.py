@@ -46,13 +46,16 @@ def new_group(ranks, desc):
 
 
 class Profiler:
-    """torch.profiler with wait/warmup/active steps, written as rank<R>.json.gz."""
+    """torch.profiler with wait/warmup/active steps, written as rank<R>.json.gz. Without
+    it (--no-profile), each step is an NVTX range "step N" instead, as Megatron marks its
+    iterations: what Nsight Systems and `commlens record --cupti` see as the steps."""
 
     def __init__(self, out, rank, active, enabled=True):
         self.path = os.path.join(out, f"rank{rank}.json")
         self.enabled = enabled
         self.total = 2 + active  # one wait step, one warm-up step
         self.prof = None
+        self.nvtx_step = -1  # the open NVTX step range, without the profiler
         if enabled:
             acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
             self.prof = torch.profiler.profile(
@@ -62,14 +65,27 @@ class Profiler:
     def __enter__(self):
         if self.prof is not None:
             self.prof.start()
+        else:
+            self._next_nvtx_step()
         return self
+
+    def _next_nvtx_step(self):  # closes the open step, opens the next unless that was the last
+        if 0 <= self.nvtx_step < self.total:
+            torch.cuda.nvtx.range_pop()
+        self.nvtx_step += 1
+        if self.nvtx_step < self.total:
+            torch.cuda.nvtx.range_push(f"step {self.nvtx_step}")
 
     def step(self):
         if self.prof is not None:
             self.prof.step()
+        else:
+            self._next_nvtx_step()
 
     def __exit__(self, *exc):
         if self.prof is None:
+            if 0 <= self.nvtx_step < self.total:
+                torch.cuda.nvtx.range_pop()
             return False
         self.prof.stop()
         if os.path.exists(self.path):

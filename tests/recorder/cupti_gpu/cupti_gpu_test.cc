@@ -7,6 +7,7 @@
 // steps aside and says so.
 //
 //   COMMLENS_CUPTI_LIBRARY=/path/libcupti.so.13   (else the loader's search)
+//   COMMLENS_TEST_OUTPUT=DIR                      (the files it writes; else the build's test-output)
 #include <cupti.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -75,7 +76,10 @@ model::RankTrace Import(const std::vector<nf::RecordWriter>& drains, const std::
   p.pid = 1, p.global_rank = 0, p.world_size = 1, p.hostname = 1;
   w.Append(nf::RecordType::kProcess, p);
   for (const nf::RecordWriter& d : drains) w.AppendRecords(d);
-  const auto dir = std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output" / "cupti_gpu";
+  // COMMLENS_TEST_OUTPUT: where the files go on a machine the build was carried to.
+  const char* out = std::getenv("COMMLENS_TEST_OUTPUT");
+  const auto dir = (out ? std::filesystem::path(out) : std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output") /
+                   "cupti_gpu";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / name).string();
   std::ofstream(path, std::ios::binary)
