@@ -20,6 +20,7 @@
 #include "native_format/record_writer.h"
 #include "passes/finish.h"
 #include "recorder/cupti_tracer/tracer.h"
+#include "recorder/tracer_drains_file.h"
 
 namespace commlens::recorder::cupti {
 namespace {
@@ -70,28 +71,10 @@ class StandInBackend final : public ActivityBackend {
   ActivitySink* sink_ = nullptr;
 };
 
-std::vector<uint8_t> FileWith(const std::vector<nf::RecordWriter>& drains) {
-  nf::RecordWriter w;
-  w.AppendFileHeader();
-  w.AppendString(1, "node1");
-  nf::ProcessRecord p{};
-  p.pid = 55, p.global_rank = 0, p.world_size = 1, p.hostname = 1;
-  w.Append(nf::RecordType::kProcess, p);
-  for (const nf::RecordWriter& d : drains) w.AppendRecords(d);
-  return w.bytes();
-}
+std::vector<uint8_t> FileWith(const std::vector<nf::RecordWriter>& drains) { return testing::RankFileWith(drains); }
 
 model::RankTrace Import(const std::vector<uint8_t>& bytes, const std::string& name) {
-  const auto dir = std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output" / "cupti_tracer";
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  auto t = importers::ImportNativeTrace(path);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  if (!t.ok()) return {};
-  model::RankTrace r = std::move(t).value();
-  passes::FinishRank(&r);
-  return r;
+  return testing::ImportRankFile(bytes, "cupti_tracer", name);
 }
 
 TEST(CuptiTracer, DeliveredActivitiesBecomeTheRanksRecords) {

@@ -27,6 +27,7 @@
 #include "passes/finish.h"
 #include "recorder/cupti_tracer/backend_factory.h"
 #include "recorder/cupti_tracer/tracer.h"
+#include "recorder/tracer_drains_file.h"
 #include "small_cuda_program.h"
 
 namespace commlens::recorder::cupti {
@@ -69,27 +70,7 @@ std::string LoadedLibrary(const std::string& prefix) {
 }
 
 model::RankTrace Import(const std::vector<nf::RecordWriter>& drains, const std::string& name) {
-  nf::RecordWriter w;
-  w.AppendFileHeader();
-  w.AppendString(1, "gpu-node");
-  nf::ProcessRecord p{};
-  p.pid = 1, p.global_rank = 0, p.world_size = 1, p.hostname = 1;
-  w.Append(nf::RecordType::kProcess, p);
-  for (const nf::RecordWriter& d : drains) w.AppendRecords(d);
-  // COMMLENS_TEST_OUTPUT: where the files go on a machine the build was carried to.
-  const char* out = std::getenv("COMMLENS_TEST_OUTPUT");
-  const auto dir = (out ? std::filesystem::path(out) : std::filesystem::path(COMMLENS_BINARY_DIR) / "test-output") /
-                   "cupti_gpu";
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
-  auto t = importers::ImportNativeTrace(path);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  if (!t.ok()) return {};
-  model::RankTrace r = std::move(t).value();
-  passes::FinishRank(&r);
-  return r;
+  return testing::ImportRankFile(testing::RankFileWith(drains), "cupti_gpu", name);
 }
 
 TEST(CuptiGpu, TracesASmallCudaProgram) {
