@@ -61,6 +61,8 @@ bool LikeARealRun(const analysis::RankSummary& s) {
     for (model::TimeNs t : c.time) time(t);
   time(r.alive_until), time(r.gpu_last_end);
   for (int64_t b : r.comms.bytes) small(static_cast<uint64_t>(std::max<int64_t>(b, 0)));
+  for (model::TimeNs sync : r.comms.initial_sync)  // a length (the decoder keeps it in range)
+    if (sync != model::kNoTime) small(static_cast<uint64_t>(sync));
 
   const analysis::RankAnalysis& a = s.analysis;
   time(a.window.cutoff), time(a.window.first_start), time(a.window.last_end);
@@ -115,7 +117,8 @@ bool ColumnsAgree(const model::RankTrace& r) {
          AllOfLength(a.size(), a.end, a.name, a.domain, a.pid, a.tid, a.device, a.depth) &&
          AllOfLength(f.size(), f.category, f.phase, f.time, f.pid, f.tid) &&
          AllOfLength(c.size(), c.end, c.op, c.dtype, c.in_elems, c.out_elems, c.bytes, c.group, c.seq, c.peer,
-                     c.activity, c.algorithm, c.protocol, c.channels, c.enqueue, c.flags, c.user_tag, c.launch);
+                     c.activity, c.algorithm, c.protocol, c.channels, c.enqueue, c.flags, c.user_tag, c.launch,
+                     c.initial_sync);
 }
 
 void AnalyzeAsRankZero(analysis::RankSummary s) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/saturating.h"
+
 namespace commlens::analysis {
 
 model::TimeNs Arrivals::Transfer(const model::Trace& trace, size_t r, uint32_t row) const {
@@ -44,7 +46,7 @@ Arrivals ComputeArrivals(const model::Trace& trace, const std::vector<std::vecto
     if (const uint32_t by_phases = LastByPhases(trace, k); by_phases != model::kNoIndex) {
       for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j) {
         const model::CommOps& c = trace.ranks[m.rank_index[j]].comms;
-        out.last_start[m.rank_index[j]][m.row[j]] = c.start[m.row[j]] + c.initial_sync[m.row[j]];
+        out.last_start[m.rank_index[j]][m.row[j]] = SaturatingAdd(c.start[m.row[j]], c.initial_sync[m.row[j]]);
         out.last_rank[m.rank_index[j]][m.row[j]] = all_members ? m.rank_index[by_phases] : model::kNoIndex;
         ++out.from_phases;
       }
@@ -72,7 +74,7 @@ Arrivals ComputeArrivals(const model::Trace& trace, const std::vector<std::vecto
       if (c.initial_sync[i] == model::kNoTime || out.last_start[r][i] != model::kNoTime || !in_window[r][i] ||
           (c.flags[i] & model::kCommNoGpuTiming))
         continue;
-      out.last_start[r][i] = c.start[i] + c.initial_sync[i];
+      out.last_start[r][i] = SaturatingAdd(c.start[i], c.initial_sync[i]);
       ++out.from_phases;
     }
   }

@@ -176,6 +176,7 @@ struct Iteration {
 struct StageIterations {
   std::vector<Iteration> iterations;
   int forwards_per_opening = 0;  // median forward messages until none is open again
+  bool regular_openings = false;  // every such stretch had as many (a plain pipeline's flushes)
   int most_open = 0;             // most forward messages not yet answered at once
   bool periodic = false;         // |iterations| are the schedule's periods
 };
@@ -235,6 +236,7 @@ StageIterations Iterations(const model::RankTrace& rank, uint32_t r, uint32_t pa
   if (per_opening.empty()) return out;
   std::sort(per_opening.begin(), per_opening.end());
   out.forwards_per_opening = per_opening[per_opening.size() / 2];
+  out.regular_openings = per_opening.front() == per_opening.back();
 
   std::vector<bool> kinds;
   for (const Op& op : ops) kinds.push_back(op.forward);
@@ -259,8 +261,10 @@ StageIterations Iterations(const model::RankTrace& rank, uint32_t r, uint32_t pa
     std::nth_element(w.begin(), w.begin() + static_cast<ptrdiff_t>(w.size() / 2), w.end());
     if (w[w.size() / 2] > longest) longest = w[w.size() / 2], cut = k;
   }
-  // Steps start at from + cut + j * period; what comes before the first is one more (the
-  // first step, often longer); a last step cut short by the end of the trace is left out.
+  // Steps start at from + cut + j * period; what comes before the first is one more step
+  // (the first: often longer, or partial when the trace starts inside a step; the stages'
+  // median step keeps either from speaking for the schedule); a last step cut short by the
+  // end of the trace is left out.
   out.iterations.clear();
   out.periodic = true;
   size_t begin = 0;
@@ -388,6 +392,7 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
     if (n > 0) per_step.push_back(n);
   }
   const StageIterations iterations = Iterations(first, stage0, stage1, true, messages);
+  const bool from_steps = !per_step.empty();
   if (per_step.empty())
     for (const Iteration& it : iterations.iterations) per_step.push_back(it.forwards);
   std::sort(per_step.begin(), per_step.end());
@@ -395,18 +400,23 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
   p->microbatches = inner;
   p->virtual_stages = 1;
   // The rule said with the result: the steps counted, then what named m and v.
-  const std::string per = !first.steps.empty()  ? "per profiler step"
+  const std::string per = from_steps            ? "per profiler step"
                           : iterations.periodic ? "per repeat of stage 0's message order (no profiler steps)"
                                                 : "per pipeline iteration (no profiler steps)";
   std::string rule = fmt::format("m: {} forward messages from stage 0 to stage 1 {}; the schedule: the order of its "
                                  "forward and backward messages",
                                  inner, per);
   const auto [named_stages, named_micro] = NamedActions(first);
-  // Two ranks whose messages back are not all gradients: stage 0's open count returns to
-  // none inside a step. In a plain pipeline every message back answers a forward one, and
-  // none returns before the step's last (1F1B's warm-up keeps one ahead).
-  const bool two_way_chunks = chain.size() == 2 && !ring && iterations.forwards_per_opening > 0 &&
-                              iterations.forwards_per_opening < inner;
+  // Stage 0's open count returns to none inside a step. In a plain pipeline every message
+  // back answers a forward one, and none returns before the flush at the step's end
+  // (1F1B's warm-up keeps one ahead). Returning every f >= 2 forwards alike, f dividing
+  // the step's count: a plain pipeline flushed k times a step (several schedule steps per
+  // profiler step), m = f. Otherwise, on two ranks: the messages back are not all
+  // gradients (two_way_chunks).
+  const int f = iterations.forwards_per_opening;
+  const bool reopens = !ring && f > 0 && f < inner;
+  const bool flushes = reopens && f >= 2 && iterations.regular_openings && inner % f == 0;
+  const bool two_way_chunks = reopens && !flushes && chain.size() == 2;
   std::string unknown;
   if (chain.size() == 2 && named_stages > 1 && named_micro > 0 && inner % named_micro == 0) {
     // Two ranks: the chunks' messages both ways look alike (m (2v - 1) each way per step),
@@ -417,6 +427,12 @@ void JudgeSchedule(const model::RankTrace& first, const model::RankTrace& last_r
                        "micro-batches; two ranks' messages look alike both ways); the schedule: the order of its "
                        "messages",
                        named_stages, named_micro);
+  } else if (flushes) {
+    p->microbatches = f;
+    rule = fmt::format("m: {} forward messages from stage 0 to stage 1 between the flushes of its pipeline (its "
+                       "open messages return to none every {}: {} flushes {}); the schedule: the order of its "
+                       "forward and backward messages",
+                       f, f, inner / f, per);
   } else if (two_way_chunks) {
     // Without the names: stage 0 sends m (2v - 1) messages per step (v forward, v - 1
     // gradients per micro-batch), so 2v - 1 is an odd factor of the count above 1. When

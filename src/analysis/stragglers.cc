@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/arrivals.h"
 #include "analysis/cross_rank_parts.h"
+#include "common/saturating.h"
 #include "analysis/gpu_stretch.h"
 
 namespace commlens::analysis {
@@ -110,20 +112,30 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
       ++matched[m.rank_index[j]];
       chance[m.rank_index[j]] += 1.0 / static_cast<double>(members.size());
     }
-    // The last to arrive, and the next latest start.
-    uint32_t last = members[0];
+    // The last to arrive, and the next latest start. Where NCCL's kernel phases are known
+    // (arrivals.h), by them: the last waited least, and each member's initial sync beyond
+    // the last one's is how much later the last came; no clock enters.
+    const uint32_t by_phases = LastByPhases(trace, k);
+    auto sync = [&](uint32_t j) { return trace.ranks[m.rank_index[j]].comms.initial_sync[m.row[j]]; };
+    // How long before the last member member j arrived.
+    auto ahead = [&](uint32_t j, uint32_t last) {
+      return by_phases != model::kNoIndex ? SaturatingSub(sync(j), sync(last)) : SaturatingSub(m.start[last], m.start[j]);
+    };
+    uint32_t last = by_phases;
+    if (last == model::kNoIndex) {
+      last = members[0];
+      for (uint32_t j : members)
+        if (m.start[j] > m.start[last]) last = j;
+    }
+    TimeNs lateness = INT64_MAX, spread = 0;
     for (uint32_t j : members)
-      if (m.start[j] > m.start[last]) last = j;
-    TimeNs second = INT64_MIN;
-    for (uint32_t j : members)
-      if (j != last) second = std::max(second, m.start[j]);
+      if (j != last) lateness = std::min(lateness, ahead(j, last)), spread = std::max(spread, ahead(j, last));
     Acc& a = acc[m.rank_index[last]];
-    const TimeNs lateness = m.start[last] - second;
     ++a.s.last_arrivals;
     a.lateness_sum += lateness;
     TimeNs cost = 0;
     for (uint32_t j : members)
-      if (j != last) cost += std::clamp(m.start[last] - m.start[j], TimeNs{0}, m.end[j] - m.start[j]);
+      if (j != last) cost += std::clamp(ahead(j, last), TimeNs{0}, m.end[j] - m.start[j]);
     a.s.cost_to_others += cost;
     const uint32_t j0 = members.front();
     if (const int64_t step = StepOf(trace.ranks[m.rank_index[j0]], m.row[j0]); step >= 0) {
@@ -131,9 +143,7 @@ std::vector<Straggler> FindStragglers(const model::Trace& trace, const InWindow&
       st.row.number = step;
       ++st.row.collectives;
       st.row.cost_to_others += cost;
-      TimeNs first_start = INT64_MAX;
-      for (uint32_t j : members) first_start = std::min(first_start, m.start[j]);
-      st.row.max_skew = std::max(st.row.max_skew, m.start[last] - first_start);
+      st.row.max_skew = std::max(st.row.max_skew, spread);
       auto& mine = st.last[m.rank_index[last]];
       ++mine.first;
       mine.second += cost;

@@ -208,6 +208,8 @@ void CheckTables(Reader& in, const RankTrace& r) {
   CheckSpans(in, r.host.start, r.host.end, "host events");
   CheckSpans(in, r.annotations.start, r.annotations.end, "annotations");
   CheckSpans(in, r.comms.start, r.comms.end, "comm ops");
+  for (TimeNs sync : r.comms.initial_sync)  // a length: kNoTime, or in [0, kTimeLimit)
+    if (in.ok() && sync != kNoTime && (sync < 0 || sync >= kTimeLimit)) return in.Fail("comm op initial sync out of range");
   for (const CounterSeries& c : r.counters)
     for (TimeNs t : c.time)
       if (in.ok() && !TimeInRange(t)) return in.Fail("counter " + c.name + ": a sample time out of range");

@@ -393,6 +393,12 @@ TEST(CrossRank, KernelPhasesTellTheLateRankWithoutTheClocks) {
   EXPECT_EQ(c.ranks[1].last_arrivals, 0u);
   EXPECT_EQ(c.ranks[0].waiting, 6 * 10 * kUs);
   EXPECT_EQ(c.ranks[1].waiting, 6 * 300 * kUs);
+  // The straggler analysis agrees: rank 0, 290 us later than rank 1 each time.
+  ASSERT_FALSE(a.cross_rank.stragglers.empty());
+  EXPECT_EQ(a.cross_rank.stragglers[0].rank, 0);
+  EXPECT_EQ(a.cross_rank.stragglers[0].last_arrivals, 6u);
+  EXPECT_EQ(a.cross_rank.stragglers[0].mean_lateness, 290 * kUs);
+  EXPECT_EQ(a.cross_rank.stragglers[0].cost_to_others, 6 * 290 * kUs);
 }
 
 // Contention is judged on transfers: a dp all-reduce that moves data while an ep
@@ -511,12 +517,11 @@ TEST(CrossRank, PipelineStagesMicrobatchesAndSchedule) {
   }
 }
 
-// Two ranks, v model chunks each (chunk c on rank c % 2), m micro-batches, a breadth-first
-// schedule (every micro-batch through a chunk before the next chunk), |steps| profiler
-// steps 20 ms apart. The messages both ways look alike. (Without profiler steps this
-// order repeats every chunk; the steps come from the periods of the real interleaved
-// recording in pipelines_golden_test.)
-model::Trace TwoRankLoopedPipeline(int v, int m, int steps) {
+// Two ranks, v model chunks each (chunk c on rank c % 2), m micro-batches, each one
+// through every chunk and back before the next (depth-first), |steps| profiler steps 20 ms
+// apart. The messages both ways look alike: stage 0 sends v forwards and v - 1 gradients
+// per micro-batch.
+model::Trace TwoRankChunkedPipeline(int v, int m, int steps) {
   Job job(2);
   std::vector<uint32_t> g = {job.Group(0, "pp", 2), job.Group(1, "pp", 2)};
   std::vector<int64_t> seq(2, 0);
@@ -530,10 +535,10 @@ model::Trace TwoRankLoopedPipeline(int v, int m, int steps) {
       job.Coll(to, g[to], CommOp::kRecv, seq[from]++, t, t + 10 * kUs, 4096, 19, from);  // numbered per direction
       t += 50 * kUs;
     };
-    for (int c = 0; c + 1 < chunks; ++c)
-      for (int i = 0; i < m; ++i) message(c, c + 1);
-    for (int c = chunks - 1; c > 0; --c)
-      for (int i = 0; i < m; ++i) message(c, c - 1);
+    for (int i = 0; i < m; ++i) {
+      for (int c = 0; c + 1 < chunks; ++c) message(c, c + 1);
+      for (int c = chunks - 1; c > 0; --c) message(c, c - 1);
+    }
   }
   return job.Finish();
 }
@@ -544,19 +549,19 @@ TEST(CrossRank, TwoRankChunksFromTheirMessageCounts) {
   AnalyzeOptions o;
   for (auto [v, m] : {std::pair{2, 8}, std::pair{3, 4}}) {
     SCOPED_TRACE(::testing::Message() << "v " << v << " m " << m);
-    model::Trace t = TwoRankLoopedPipeline(v, m, 4);
+    model::Trace t = TwoRankChunkedPipeline(v, m, 4);
     const analysis::Pipeline& p = Analyze(t, o).cross_rank.pipeline;
     ASSERT_TRUE(p.detected);
     EXPECT_EQ(p.stages, 2);
     EXPECT_EQ(p.microbatches, m);
     EXPECT_EQ(p.virtual_stages, v);
-    EXPECT_EQ(p.schedule, fmt::format("looped GPipe (breadth-first) with {} model chunks per rank", v));
+    EXPECT_EQ(p.schedule, fmt::format("interleaved 1F1B with {} model chunks per rank", v));
     ASSERT_EQ(p.per_stage.size(), 2u);
     EXPECT_EQ(p.per_stage[0].rank, 0);
     for (const analysis::PipelineStage& s : p.per_stage) EXPECT_EQ(s.steps.size(), 4u) << s.stage;
   }
   // 36 = 12 x 3 = 4 x 9: two readings, neither guessed.
-  model::Trace t = TwoRankLoopedPipeline(2, 12, 4);
+  model::Trace t = TwoRankChunkedPipeline(2, 12, 4);
   const analysis::Pipeline& p = Analyze(t, o).cross_rank.pipeline;
   ASSERT_TRUE(p.detected);
   EXPECT_EQ(p.virtual_stages, 0);
@@ -565,28 +570,40 @@ TEST(CrossRank, TwoRankChunksFromTheirMessageCounts) {
             "unknown schedule (two ranks pass model chunks both ways: stage 0 sends 36 messages per step, which fits "
             "12 micro-batches with 2 chunks per rank or 4 micro-batches with 5 chunks per rank)");
   // A plain two-stage 1F1B is still one: with one micro-batch of warm-up, its open count
-  // returns to none once a step. Stage 0: F0 F1 B0 F2 B1 ... F7 B6 B7.
-  Job job(2);
-  std::vector<uint32_t> g = {job.Group(0, "pp", 2), job.Group(1, "pp", 2)};
-  for (int step = 0; step < 4; ++step) {
-    const TimeNs t0 = step * 20'000 * kUs;
-    for (int r = 0; r < 2; ++r) job.ranks[r].Step(step, t0 - 1000 * kUs, t0 + 19'000 * kUs);
-    auto message = [&](int from, int i, int at) {
-      const TimeNs t = t0 + at * 100 * kUs;
-      job.Coll(from, g[from], CommOp::kSend, step * 8 + i, t, t + 10 * kUs, 4096, 19, 1 - from);
-      job.Coll(1 - from, g[1 - from], CommOp::kRecv, step * 8 + i, t, t + 10 * kUs, 4096, 19, from);
-    };
-    message(0, 0, 0);
-    for (int i = 0; i < 8; ++i) {
-      if (i + 1 < 8) message(0, i + 1, 2 * i + 1);
-      message(1, i, 2 * i + 2);
+  // returns to none once a flush. Stage 0: F0 F1 B0 F2 B1 ... Fm-1 Bm-2 Bm-1. Once a
+  // step (m = 8), and flushed three times a step (m = 4: the step's 12 forwards are three
+  // flushes of 4, not 4 micro-batches in 3 chunks).
+  for (auto [m, flushes] : {std::pair{8, 1}, std::pair{4, 3}}) {
+    SCOPED_TRACE(::testing::Message() << "m " << m << " flushes " << flushes);
+    Job job(2);
+    std::vector<uint32_t> g = {job.Group(0, "pp", 2), job.Group(1, "pp", 2)};
+    int64_t seq = 0;
+    for (int step = 0; step < 4; ++step) {
+      const TimeNs t0 = step * 20'000 * kUs;
+      for (int r = 0; r < 2; ++r) job.ranks[r].Step(step, t0 - 1000 * kUs, t0 + 19'000 * kUs);
+      int at = 0;
+      auto message = [&](int from, int64_t number) {
+        const TimeNs t = t0 + at++ * 100 * kUs;
+        job.Coll(from, g[from], CommOp::kSend, number, t, t + 10 * kUs, 4096, 19, 1 - from);
+        job.Coll(1 - from, g[1 - from], CommOp::kRecv, number, t, t + 10 * kUs, 4096, 19, from);
+      };
+      for (int k = 0; k < flushes; ++k, seq += m) {
+        message(0, seq);
+        for (int i = 0; i < m; ++i) {
+          if (i + 1 < m) message(0, seq + i + 1);
+          message(1, seq + i);
+        }
+      }
+    }
+    model::Trace plain = job.Finish();
+    const analysis::Pipeline& q = Analyze(plain, {}).cross_rank.pipeline;
+    EXPECT_EQ(q.virtual_stages, 1);
+    EXPECT_EQ(q.microbatches, m);
+    EXPECT_EQ(q.schedule, "1F1B");
+    if (flushes > 1) {
+      EXPECT_NE(q.schedule_rule.find("3 flushes per profiler step"), std::string::npos) << q.schedule_rule;
     }
   }
-  model::Trace plain = job.Finish();
-  const analysis::Pipeline& q = Analyze(plain, {}).cross_rank.pipeline;
-  EXPECT_EQ(q.virtual_stages, 1);
-  EXPECT_EQ(q.microbatches, 8);
-  EXPECT_EQ(q.schedule, "1F1B");
 }
 
 TEST(CrossRank, NoPipelineWithoutMessages) {

@@ -84,8 +84,9 @@ struct FakeCollective {
   uint64_t user_tag = 0;                 // v7
   const char* kernel_variant = nullptr;  // v7
   bool symmetric = false;                // v7
-  // v7, a symmetric kernel with KernelPhase asked for: each channel's initial sync (its
-  // wait for the peers) lasts this long; the final sync 100 ns; the compute the rest.
+  // v7, a symmetric kernel with KernelPhase asked for: channel c's initial sync (its wait
+  // for the peers) lasts this long plus c * 1000 ns; the final sync 100 ns; the compute
+  // the rest.
   uint64_t initial_sync = 200;
 };
 
@@ -258,7 +259,7 @@ class FakeNccl {
     for (int ch = 0; ch < channels; ++ch) {
       const uint64_t from = gpu_start + 10 * ch, to = gpu_start + duration - 10 * ch;
       if (sync > 0) {
-        const uint64_t bounds[4] = {from, from + sync, to - 100, to};
+        const uint64_t bounds[4] = {from, from + sync + 1000 * static_cast<uint64_t>(ch), to - 100, to};
         static constexpr const char* kNames[3] = {"initial_sync", "compute", "final_sync"};
         for (uint8_t phase = 0; phase < 3; ++phase) {
           void* h = Start(abi::kKernelPhase, kernel[ch], [&](Descr& d) {

@@ -34,6 +34,15 @@ struct Timing {
   bool bad = false;
 };
 
+// An op's initial-sync lengths over its KernelPhase records, and whether any other phase
+// came (NCCL leaves out a phase of no length: the last member to arrive may report no
+// initial sync at all, which means it waited none).
+struct PhaseSums {
+  uint64_t sync_total = 0;
+  uint32_t sync_channels = 0;
+  bool other_phases = false;
+};
+
 // Everything read from the file, before it becomes rows.
 struct Decoded {
   bool has_process = false;
@@ -43,7 +52,7 @@ struct Decoded {
   std::vector<nf::OpRecord> ops;
   std::unordered_map<uint64_t, nf::OpDetailRecord> details;  // by op_id (ABI v7)
   std::unordered_map<uint64_t, Timing> timings;
-  std::unordered_map<uint64_t, Timing> initial_syncs;  // by op_id: the phase-0 lengths (1.5)
+  std::unordered_map<uint64_t, PhaseSums> initial_syncs;  // by op_id (1.5)
   std::vector<nf::ProxyOpRecord> proxy_ops;
   std::vector<nf::ApiRecord> apis;
   std::map<uint32_t, nf::StatsRecord> stats;  // the last, cumulative one per comm
@@ -108,13 +117,13 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
     case nf::RecordType::kKernelPhase: {
       nf::KernelPhaseRecord k;
       if (!nf::DecodePayload(r, &k)) return bad("short kernel phase record");
-      // Only lengths on one GPU's clock are kept: |start| and |stop| sum the channels'
-      // initial-sync lengths and count them.
-      Timing& t = d->initial_syncs[k.op_id];
-      if (k.channels[0] == 0) return;
-      t.stop = k.total_ns[0] > UINT64_MAX - t.stop ? UINT64_MAX : t.stop + k.total_ns[0];
-      t.channels += k.channels[0];
-      t.bad = t.bad || (k.flags & nf::kTimingFlagBadTimer) != 0;
+      // Only lengths on one GPU's clock are kept. A channel whose phase stopped before it
+      // started was left out of the sums by the writer (the flag says one was).
+      PhaseSums& t = d->initial_syncs[k.op_id];
+      if (k.flags & nf::kTimingFlagBadTimer) bad("kernel phase stopped before it started (that channel left out)");
+      t.other_phases = t.other_phases || k.channels[1] > 0 || k.channels[2] > 0;
+      t.sync_total = k.total_ns[0] > UINT64_MAX - t.sync_total ? UINT64_MAX : t.sync_total + k.total_ns[0];
+      t.sync_channels = k.channels[0] > UINT32_MAX - t.sync_channels ? UINT32_MAX : t.sync_channels + k.channels[0];
       return;
     }
     case nf::RecordType::kProxyOp: {
@@ -317,11 +326,11 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.flags[r] = (ce ? model::kCommCopyEngine : 0) | (p.gpu_timed ? 0 : model::kCommNoGpuTiming) |
                       ((o.flags & nf::kOpFlagSymmetric) ? model::kCommSymmetric : 0);
   if (auto detail = d.details.find(o.op_id); detail != d.details.end()) t->comms.user_tag[r] = detail->second.user_tag;
-  if (auto sync = d.initial_syncs.find(o.op_id); sync != d.initial_syncs.end() && sync->second.channels > 0) {
-    const uint64_t mean = sync->second.stop / sync->second.channels;
-    if (sync->second.bad || mean >= uint64_t{model::kTimeLimit})
-      t->stats.Count(ImportIssue::kBadRecord, 0, "kernel phase stopped before it started, or lasted for ever");
-    else t->comms.initial_sync[r] = static_cast<model::TimeNs>(mean);
+  if (auto sync = d.initial_syncs.find(o.op_id); sync != d.initial_syncs.end()) {
+    const PhaseSums& s = sync->second;
+    const uint64_t mean = s.sync_channels > 0 ? s.sync_total / s.sync_channels : 0;
+    if (mean >= uint64_t{model::kTimeLimit}) t->stats.Count(ImportIssue::kBadRecord, 0, "kernel phase lasted for ever");
+    else if (s.sync_channels > 0 || s.other_phases) t->comms.initial_sync[r] = static_cast<model::TimeNs>(mean);
   }
   auto api = api_start.find(o.api_id);
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;

@@ -314,8 +314,11 @@ void Session::StartTracer() {
 
 // Switched off (control file) or outside the capture window, the tracer costs nothing
 // either: CUPTI's kinds are disabled until the recording is on again.
+// Judged from the window and the control file themselves, not from recording(): the
+// flusher may get here before the first Init has applied them.
 void Session::PauseTracerUnlessRecording() {
-  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!recording());
+  if (cupti::Tracer* tracer = ActiveTracer())
+    tracer->SetPaused(!(window_.load() == kOpen && control_.load() == kControlOn));
 }
 
 void Session::DrainTracer() {
@@ -409,9 +412,12 @@ void Session::PollControl() {
   if (prev != kControlOff && next == kControlOff) seq_gaps_.fetch_add(1);
 }
 
+// The kernel channels and their phases (ABI v7), on and off together under sampling.
+constexpr uint32_t kKernelBits = EventBit(EventKind::kKernelCh) | EventBit(EventKind::kKernelPhase);
+
 uint32_t Session::RecordingMask() const {
-  // Sampling starts with the kernel bit off; SampleKernels turns it on for 1 op in N.
-  return kernel_sample_ > 1 ? full_mask_ & ~EventBit(EventKind::kKernelCh) : full_mask_;
+  // Sampling starts with the kernel bits off; SampleKernels turns them on for 1 op in N.
+  return kernel_sample_ > 1 ? full_mask_ & ~kKernelBits : full_mask_;
 }
 
 void Session::SampleKernels() {
@@ -419,7 +425,7 @@ void Session::SampleKernels() {
   if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
   const bool time_next = k % kernel_sample_ == 0;
   StoreMask(mask_ptr_.load(std::memory_order_relaxed),
-            time_next ? full_mask_ : full_mask_ & ~EventBit(EventKind::kKernelCh));
+            time_next ? full_mask_ : full_mask_ & ~kKernelBits);
 }
 
 void Session::ApplyRecordingState() {

@@ -81,14 +81,14 @@ class TraceBuilder {
     k.channels = 2;
     w_.Append(nf::RecordType::kKernelTiming, k);
   }
-  // The initial-sync phase of |channels| channels, |each| ns each (format 1.5).
-  void Phases(uint64_t op, uint32_t channels, uint64_t each, uint32_t flags = 0) {
+  // Phase |phase| (0: the initial sync) of |channels| channels, |each| ns each (format 1.5).
+  void Phases(uint64_t op, uint32_t channels, uint64_t each, uint32_t flags = 0, int phase = 0) {
     nf::KernelPhaseRecord k{};
     k.op_id = op;
-    k.first_start[0] = 1'000;
-    k.last_stop[0] = 1'000 + each;
-    k.total_ns[0] = each * channels;
-    k.channels[0] = channels;
+    k.first_start[phase] = 1'000;
+    k.last_stop[phase] = 1'000 + each;
+    k.total_ns[phase] = each * channels;
+    k.channels[phase] = channels;
     k.flags = flags;
     w_.Append(nf::RecordType::kKernelPhase, k);
   }
@@ -227,27 +227,29 @@ TEST(NativeImporterTest, GpuTimesUseTheSmallestOffsetBoundNearby) {
 }
 
 // NCCL 2.31's kernel phases: an op's initial sync is its channels' mean, merged over the
-// op's records (two flushes); an op without them has none; a phase that stopped before it
-// started, or one of absurd length, is a bad record and no wait.
+// op's records (two flushes); an op without them has none; one whose channels report a
+// compute phase but no initial sync waited none (NCCL leaves out a phase of no length);
+// a channel that stopped before it started was left out by the writer (counted, the rest
+// kept); a phase of absurd length is a bad record and no wait.
 TEST(NativeImporterTest, KernelPhasesGiveEachOpItsInitialSync) {
   TraceBuilder b;
   b.Comm(0, 1, "", 0, 2);
-  const uint64_t a = b.Op(0, "AllReduce", "ncclFloat32", 1);
-  const uint64_t c = b.Op(0, "AllReduce", "ncclFloat32", 1);
-  const uint64_t d = b.Op(0, "AllReduce", "ncclFloat32", 1);
-  const uint64_t e = b.Op(0, "AllReduce", "ncclFloat32", 1);
-  for (uint64_t op : {a, c, d, e}) b.Timing(op, 1'000, 90'000, 0);
-  b.Phases(a, 2, 30'000);
-  b.Phases(a, 2, 10'000);  // its other channels, in a later flush
-  b.Phases(d, 4, 5'000, nf::kTimingFlagBadTimer);
-  b.Phases(e, 1, UINT64_MAX / 2);
+  std::vector<uint64_t> ops;
+  for (int i = 0; i < 5; ++i) ops.push_back(b.Op(0, "AllReduce", "ncclFloat32", 1));
+  for (uint64_t op : ops) b.Timing(op, 1'000, 90'000, 0);
+  b.Phases(ops[0], 2, 30'000);
+  b.Phases(ops[0], 2, 10'000);  // its other channels, in a later flush
+  b.Phases(ops[2], 3, 5'000, nf::kTimingFlagBadTimer);
+  b.Phases(ops[3], 1, UINT64_MAX / 2);
+  b.Phases(ops[4], 2, 40'000, 0, /*phase=*/1);  // the compute alone: the last to arrive
   b.End();
   model::RankTrace t = Import(b.bytes(), "phases.cltrace");
-  ASSERT_EQ(t.comms.size(), 4u);
+  ASSERT_EQ(t.comms.size(), 5u);
   EXPECT_EQ(t.comms.initial_sync[0], 20'000);
   EXPECT_EQ(t.comms.initial_sync[1], model::kNoTime);
-  EXPECT_EQ(t.comms.initial_sync[2], model::kNoTime);
+  EXPECT_EQ(t.comms.initial_sync[2], 5'000);
   EXPECT_EQ(t.comms.initial_sync[3], model::kNoTime);
+  EXPECT_EQ(t.comms.initial_sync[4], 0);
   EXPECT_EQ(t.stats.count(ImportIssue::kBadRecord), 2u);
 }
 
