@@ -32,6 +32,7 @@ async function checkPage(browser, file, shot) {
       crossTables: document.querySelectorAll('#crossrank table').length,
       roleRows: document.querySelectorAll('#roles tbody tr').length,
       roleCharts: document.querySelectorAll('#roles .chart canvas').length,
+      pipelineRule: (document.querySelector('#crossrank .pipeline-rule') || {}).textContent || '',
     };
   });
   if (drawn.charts === 0) problems.push('no chart was drawn');
@@ -70,6 +71,7 @@ function withMadeUpCrossRank(html) {
     overlapped: {count: 8, enough_samples: true, busbw_p25_gbps: 35.0, busbw_median_gbps: 38.5, busbw_p75_gbps: 40.1},
     with_groups: ['ep'], transfer_unknown: 0}];
   x.pipeline = {detected: true, stages: 4, microbatches: 8, schedule: '1F1B', bubble_fraction: 0.31, ideal_fraction: 0.2727,
+    schedule_rule: 'm: 8 forward messages from stage 0 to stage 1 per profiler step',
     per_stage: [0, 1, 2, 3].map((r) => ({rank: r, idle_share: 0.25 + 0.03 * r, warmup_idle_us: 900 * r, steady_idle_us: 400 + 50 * r, cooldown_idle_us: 900 * (3 - r)}))};
   x.protocols = [{group: g.group, op: g.op, size_min_bytes: g.size_min_bytes, algorithm: 'RING', protocol: 'SIMPLE', channels: 24, count: 28, transfer_busbw_gbps: g.transfer.busbw_gbps}];
   x.clock.applied = true;
@@ -116,6 +118,8 @@ async function main() {
       fs.writeFileSync(made, withMadeUpCrossRank(fs.readFileSync(html, 'utf8')));
       const m = await checkPage(b, made, path.join(a.out, 'ddp-crossrank.png'));
       if (m.drawn.crossTables < 5) m.problems.push(`${m.drawn.crossTables} cross-rank tables, want 5 (stragglers, contention, pipeline, protocols, clocks)`);
+      if (!m.drawn.pipelineRule.startsWith('Found by: m: 8 forward messages'))
+        m.problems.push(`the pipeline's rule is not shown: '${m.drawn.pipelineRule}'`);
       console.log(`${m.problems.length ? 'FAIL' : 'ok'} ddp with every cross-rank part: ${m.drawn.charts} charts, ` +
         `${m.drawn.crossTables} cross-rank tables; screenshot ${path.join(a.out, 'ddp-crossrank.png')}`);
       for (const p of m.problems) console.log(`  ${p}`);

@@ -463,6 +463,7 @@
         `the schedule's ideal, (p − 1) / (m + p − 1)${P.virtual_stages > 1 ? ' divided by v' : ''}, is ${pct(100 * P.ideal_fraction)}.` +
         (P.pace_stage >= 0 ? ` Stage ${P.pace_stage} sets the pace: ${fmtUs(P.pace_compute_us)} of compute per step against the median stage's ${fmtUs(P.median_compute_us)}.` : '') +
         (P.replicas > 1 ? ` Bubble per replica: ${P.replica_bubble.map((b) => pct(100 * b)).join(', ')}.` : '')));
+      if (P.schedule_rule) xs.append(el('p', {class: 'note pipeline-rule'}, `Found by: ${P.schedule_rule}.`));
       const grid = el('div', {class: 'grid2'});
       xs.append(grid);
       const left = el('div'), right = el('div');
