@@ -184,8 +184,7 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
     if (api_->enable(k) == CUPTI_SUCCESS) wanted_.push_back(k);
   if (api_->enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT) == CUPTI_SUCCESS) wanted_.push_back(CUPTI_ACTIVITY_KIND_CONTEXT);
   enabled_ = wanted_;
-  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 1);
-  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 1);
+  TraceCalls(1);
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, [] { pthread_atfork(nullptr, nullptr, &ForgetInChild); });
   started_ = true;
@@ -199,15 +198,18 @@ void CuptiBackend::EnableOurs() {
     const CUptiResult r = k == CUPTI_ACTIVITY_KIND_CONTEXT ? api_->enable_and_dump(k) : api_->enable(k);
     if (r == CUPTI_SUCCESS) enabled_.push_back(k);
   }
-  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 1);
-  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 1);
+  TraceCalls(1);
+}
+
+void CuptiBackend::TraceCalls(uint8_t on) {
+  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, on);
+  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, on);
 }
 
 void CuptiBackend::DisableOurs() {
   if (!api_) return;
   for (CUpti_ActivityKind k : enabled_) api_->disable(k);
-  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, 0);
-  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, 0);
+  TraceCalls(0);
   enabled_.clear();
 }
 

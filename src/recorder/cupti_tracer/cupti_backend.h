@@ -51,6 +51,7 @@ class CuptiBackend final : public ActivityBackend {
   std::string ResultText(CUptiResult r) const;
   void EnableOurs();  // what Start chose (|wanted_|), into |enabled_|
   void DisableOurs();
+  void TraceCalls(uint8_t on);  // the launch, copy, set and wait calls, by callback id
   void FlushBuffers(bool forced);
 
   std::string library_;

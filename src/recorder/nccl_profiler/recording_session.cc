@@ -317,9 +317,10 @@ void Session::StartTracer() {
 // Judged from the window and the control file themselves, not from recording(): the
 // flusher may get here before the first Init has applied them.
 void Session::PauseTracerUnlessRecording() {
-  if (cupti::Tracer* tracer = ActiveTracer())
-    tracer->SetPaused(!(window_.load() == kOpen && control_.load() == kControlOn));
+  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!RecordingWanted());
 }
+
+bool Session::RecordingWanted() const { return window_.load() == kOpen && control_.load() == kControlOn; }
 
 void Session::DrainTracer() {
   cupti::Tracer* tracer = ActiveTracer();
@@ -430,7 +431,7 @@ void Session::SampleKernels() {
 
 void Session::ApplyRecordingState() {
   const int control = control_.load();
-  const bool rec = window_.load() == kOpen && control == kControlOn;
+  const bool rec = RecordingWanted();
   uint32_t mask = rec ? RecordingMask() : control == kControlOff ? 0 : kCountOnlyMask;
   recording_.store(rec, std::memory_order_relaxed);
   StoreMask(mask_ptr_.load(), mask);

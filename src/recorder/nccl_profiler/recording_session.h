@@ -148,6 +148,9 @@ class Session {
   void StartTracer();
   void DrainTracer();
   void PauseTracerUnlessRecording();  // the flusher's: see StartTracer
+  // The capture window is open and the control file says record: what recording() will
+  // say once ApplyRecordingState has run.
+  bool RecordingWanted() const;
 
   // Flusher thread (a pointer, so a forked child can let go of its parent's).
   std::unique_ptr<std::thread> flusher_;
