@@ -138,6 +138,11 @@ CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace, const std::vect
 CollectiveAnalysis AnalyzeCollectives(const model::Trace& trace,
                                       const std::vector<const ActivityWindow*>& windows);
 
+// Messages below this size carry no gradients or activations: barriers (NCCL's is an
+// all-reduce of one value), a loss, a gradient norm, the shapes pipeline stages exchange
+// at start-up. They have no bandwidth to speak of; sizes unknown (-1) are not small.
+inline constexpr int64_t kSmallMessageBytes = 4096;
+
 // Power-of-two bucket [lo, 2*lo) holding |bytes| (lo = 0 for 0 bytes).
 std::pair<int64_t, int64_t> SizeBucket(int64_t bytes);
 // Nearest-rank percentile of sorted values (p in [0, 100]).

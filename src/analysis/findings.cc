@@ -411,7 +411,9 @@ void BenchGap(const FindingsInput& in, std::vector<Finding>* out) {
 
 // A bucket whose kernel time is mostly waiting for the last rank: its kernel-time
 // bandwidth would blame the fabric, which (moving data) does well. Cost: what the mean
-// rank waits in it per step.
+// rank waits in it per step. Buckets of small messages (barriers, start-up handshakes)
+// have no bandwidth to blame: their waiting is another finding's (the straggler's, the
+// pipeline's bubble), not this one.
 void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
   TimeNs all = 0;
   for (const auto& b : in.job.collectives.buckets) all += b.total;
@@ -419,6 +421,7 @@ void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
   for (const auto& b : in.job.collectives.buckets) {
     const double wait = b.wait_share();
     if (wait < kMostlyWaiting || static_cast<double>(b.total) < kMinCollectiveShare * all || b.transfer <= 0) continue;
+    if (b.size_lo >= 0 && b.size_hi <= kSmallMessageBytes) continue;
     const double waiting = static_cast<double>(b.transfer_kernel - b.transfer) *
                            static_cast<double>(b.count - b.untimed) / static_cast<double>(b.transfer_count) /
                            static_cast<double>(in.job.ranks.size()) / StepCount(in.job);

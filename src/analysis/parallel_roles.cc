@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/collectives.h"
 #include "common/saturating.h"
 #include "model/collective.h"
 
@@ -112,9 +113,6 @@ void CountExchanges(const model::RankTrace& r, std::vector<OpMix>* mix) {
   }
 }
 
-// Reductions no larger than this carry no gradients or activations: barriers (NCCL's is
-// an all-reduce of one value), a loss, a gradient norm. Sizes unknown (-1) are not small.
-constexpr int64_t kSmallReduction = 4096;
 
 std::string Pct(uint64_t part, uint64_t whole) {
   return fmt::format("{:.0f}%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
@@ -175,7 +173,7 @@ void NameGroups(const model::Trace& trace, std::vector<GroupRole>* roles) {
       out.rule = fmt::format("{} of its operations are all-to-all (expert dispatch and combine)", Pct(m.all_to_all, m.all));
     } else if (g.size <= 1) {
       out.rule = "one member";
-    } else if (m.reductions > 0 && m.largest_reduction >= 0 && m.largest_reduction < kSmallReduction) {
+    } else if (m.reductions > 0 && m.largest_reduction >= 0 && m.largest_reduction < kSmallMessageBytes) {
       out.rule = fmt::format("only small reductions (at most {} bytes: barriers, scalars)", m.largest_reduction);
     } else if (g.size >= world) {
       if (m.reductions > 0) {
