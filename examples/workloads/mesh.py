@@ -21,6 +21,12 @@ groups' collectives therefore run at once on the same NVLinks: the contention th
 --heavy-rank R gives rank R's layers --heavy-factor times the compute (an extra matmul
 chain), as an unbalanced shard would.
 
+--coalesced runs the DP traffic as ZeRO/FSDP-style jobs do, in coalesced batches
+(torch.distributed's coalescing manager: one NCCL group, one kernel per batch): before
+the forward, each bucket of --bucket parameters all-gathers a shard per parameter over
+the DP group (all_gather_into_tensor, coalesced); after the backward, each bucket's
+gradients are all-reduced (coalesced) instead of one overlapped all-reduce per gradient.
+
 Each rank writes <out>/rank<R>.json.gz.
 """
 import argparse
@@ -94,6 +100,8 @@ def main():
     p.add_argument("--tokens", type=int, default=4096)
     p.add_argument("--heavy-rank", type=int, default=-1)
     p.add_argument("--heavy-factor", type=int, default=1, help="extra matmul chains per layer on --heavy-rank")
+    p.add_argument("--coalesced", action="store_true", help="DP traffic in coalesced batches (see above)")
+    p.add_argument("--bucket", type=int, default=4, help="--coalesced: parameters per batch")
     a = p.parse_args()
 
     local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -126,11 +134,30 @@ def main():
     def reduce_grad(p):  # launched as each gradient is complete: overlapped with the backward
         pending.append(dist.all_reduce(p.grad, group=dp_group, async_op=True))
 
-    for prm in params:
-        prm.register_post_accumulate_grad_hook(reduce_grad)
+    buckets = [params[i:i + a.bucket] for i in range(0, len(params), a.bucket)]
+    # --coalesced: each parameter's DP shard (a 1/dp slice of its elements) and the full
+    # buffer it is gathered into, as ZeRO-3/FSDP gather parameters before the forward.
+    shards = [torch.ones(prm.numel() // dp, device=device, dtype=prm.dtype) for prm in params]
+    gathered = [torch.empty(prm.numel() // dp * dp, device=device, dtype=prm.dtype) for prm in params] \
+        if a.coalesced else []
+    if not a.coalesced:
+        for prm in params:
+            prm.register_post_accumulate_grad_hook(reduce_grad)
+
+    def coalesced(ops):  # one coalesced batch over the DP group: one NCCL group, one kernel
+        with dist._coalescing_manager(group=dp_group, device=device, async_ops=True) as cm:
+            for op in ops:
+                op()
+        cm.wait()
 
     def step():
         x = torch.randn(a.tokens, a.dim, device=device, dtype=torch.bfloat16)
+        if a.coalesced:
+            with torch.profiler.record_function("gather_params"):
+                for b in range(len(buckets)):
+                    lo = b * a.bucket
+                    coalesced([lambda i=i: dist.all_gather_into_tensor(gathered[i], shards[i], group=dp_group)
+                               for i in range(lo, lo + len(buckets[b]))])
         with torch.profiler.record_function("forward"):
             y = x
             for b in blocks:
@@ -138,6 +165,10 @@ def main():
             loss = y.float().pow(2).mean()
         with torch.profiler.record_function("backward"):
             loss.backward()
+        if a.coalesced:
+            with torch.profiler.record_function("reduce_grads"):
+                for bucket in buckets:
+                    coalesced([lambda g=prm.grad: dist.all_reduce(g, group=dp_group) for prm in bucket])
         with torch.profiler.record_function("optimizer"):
             for w in pending:
                 w.wait()

@@ -8,7 +8,9 @@
 #      (NVTX "step N" ranges mark its steps), for kernel counts, compute and
 #      communication per step, and the late rank's cause on the recording;
 #   3. with 2+ GPUs and STEPS_AB > 0, scripts/device/record_ab.sh with CUPTI=1: the
-#      recorder's step-time cost with the tracer (on and off blocks in one run).
+#      recorder's step-time cost with the tracer (on and off blocks in one run); AB_EVENTS
+#      gives record's --events there (its default mask when empty), AB_KINDS the
+#      --cupti-kinds of each run ("kernel kernel,api all": three runs).
 #   scripts/device/slim_build.sh build-portable .device/build   # here, then carry .device
 #   scripts/device/cupti_check.sh                               # there; results in $OUT/cupti/
 # Then here: tar xzf cupti.tgz -C /tmp/cupti && commlens analyze /tmp/cupti/slow-kineto and
@@ -19,15 +21,22 @@ BUILD=${COMMLENS_BUILD:-$ROOT/.device/build}
 COMMLENS="$BUILD/src/cli/commlens"
 . "$(dirname "$0")/torch_env.sh"
 DEST="${OUT:-$ROOT/device-out}/cupti"
+# libcupti: the CUDA toolkit's, else the nvidia-cuda-cupti wheel's beside PyTorch.
+CUPTI_LIB=${CUPTI_LIB:-}
+for c in "${CUDA_HOME:-/usr/local/cuda}/lib64/libcupti.so.13" "${CUDA_HOME:-/usr/local/cuda}/extras/CUPTI/lib64/libcupti.so.13" \
+         "$CU13_LIB/libcupti.so.13"; do
+  [ -z "$CUPTI_LIB" ] && [ -e "$c" ] && CUPTI_LIB=$c
+done
 mkdir -p "$DEST"
 {
   nvidia-smi -L
   "$PY" -c "import torch; print('torch', torch.__version__, 'nccl', torch.cuda.nccl.version())"
   ls "$CU13_LIB" | grep -i cupti
+  echo "libcupti: $CUPTI_LIB"
 } > "$DEST/machine.txt" 2>&1
 
 # 1. The GPU test, each case in a process of its own (CUPTI's state is per process).
-for case in TracesASmallCudaProgram StepsAsideForAnotherSubscriber; do
+for case in TracesASmallCudaProgram NamesTheLaunchStreamWithTheDefaultKinds StepsAsideForAnotherSubscriber; do
   COMMLENS_TEST_OUTPUT="$DEST/gpu_test_files" timeout 120 "$BUILD/tests/recorder/cupti_gpu_test" \
     --gtest_filter="CuptiGpu.$case" > "$DEST/gpu_test_$case.txt" 2>&1
   echo "cupti_gpu_test $case: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$DEST/gpu_test_$case.txt" | head -1)"
@@ -44,26 +53,39 @@ if [ "$NGPU" -ge 2 ]; then
     local cmd=("$TORCHRUN" --standalone --nproc_per_node "$G" "$ROOT/examples/workloads/cross_rank.py" "$@")
     local t0=$SECONDS
     if [ ${#pre[@]} -gt 0 ]; then
-      COMMLENS_JOB_ID="$name" timeout 300 "$COMMLENS" record "${pre[@]}" -- "${cmd[@]}" > "$DEST/$name.log" 2>&1
+      COMMLENS_JOB_ID="$name" timeout 100 "$COMMLENS" record "${pre[@]}" -- "${cmd[@]}" > "$DEST/$name.log" 2>&1
     else
-      timeout 300 "${cmd[@]}" > "$DEST/$name.log" 2>&1
+      timeout 100 "${cmd[@]}" > "$DEST/$name.log" 2>&1
     fi
     echo "$name: rc=$? $((SECONDS - t0)) s: $(ls "$DEST/$name" 2>/dev/null | tr '\n' ' ')"
   }
   job slow-kineto -- slow --slow-kind compute --steps 6 --out "$DEST/slow-kineto"
-  job slow-rec -o "$DEST/slow-rec" --cupti --sample-hz 100 -- \
+  job slow-rec -o "$DEST/slow-rec" --cupti="$CUPTI_LIB" --sample-hz 100 -- \
     slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-steps"
-  # The same recording with the kernel-channel events off: NCCL's ops timed by CUPTI's
-  # kernels alone (the launch bracketing the reader relies on).
-  job slow-rec-nokernel -o "$DEST/slow-rec-nokernel" --cupti --events coll,p2p,api,launch -- \
-    slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-nokernel-steps"
+  # The same recording with every kind, the CUDA calls too: NCCL's ops joined to their
+  # kernels by the launch calls' correlation ids rather than by stream order.
+  job slow-rec-all -o "$DEST/slow-rec-all" --cupti="$CUPTI_LIB" --cupti-kinds all -- \
+    slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-all-steps"
+  # With 4 GPUs, a 4-stage 1F1B pipeline recorded so: its bubble from the GPUs' idle time.
+  if [ "$NGPU" -ge 4 ]; then
+    t0=$SECONDS
+    COMMLENS_JOB_ID=pp-rec timeout 100 "$COMMLENS" record -o "$DEST/pp-rec" --cupti="$CUPTI_LIB" -- \
+      "$TORCHRUN" --standalone --nproc_per_node 4 "$ROOT/examples/workloads/pipeline.py" --schedule megatron \
+      --layers 16 --tokens 8192 --steps 6 --no-profile --out "$DEST/pp-rec-steps" > "$DEST/pp-rec.log" 2>&1
+    echo "pp-rec: rc=$? $((SECONDS - t0)) s: $(ls "$DEST/pp-rec" 2>/dev/null | tr '\n' ' ')"
+  fi
   # 3. The cost, every op timed and CUPTI on, against the same steps with both off.
+  #    One run per AB_KINDS entry (record's --cupti-kinds; "all" when unset).
   if [ "${STEPS_AB:-0}" -gt 0 ]; then
-    OUT="$DEST" TAG=cupti CUPTI=1 STEPS="$STEPS_AB" NGPU=$G "$(dirname "$0")/record_ab.sh" \
-      > "$DEST/record_ab_cupti.txt" 2>&1
-    tail -6 "$DEST/record_ab_cupti.txt"
+    for kinds in ${AB_KINDS:-all}; do
+      tag=cupti-${kinds//,/-}
+      OUT="$DEST" TAG=$tag CUPTI="${CUPTI_LIB:-1}" CUPTI_KINDS=$kinds EVENTS="${AB_EVENTS:-}" STEPS="$STEPS_AB" \
+        NGPU=$G "$(dirname "$0")/record_ab.sh" > "$DEST/record_ab_$tag.txt" 2>&1
+      echo "record_ab $tag:"; grep -E "recorder on|rc=" "$DEST/record_ab_$tag.txt"
+    done
   fi
 else
   echo "one GPU: the two-rank jobs and the cost are left for a 2-GPU machine"
 fi
-cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/cupti.tgz" . && echo "cupti.tgz written"
+# The A/B runs' long recordings stay there (their own record_ab-*.tgz come back).
+cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/cupti.tgz" --exclude='./record_ab-*/trace' . && echo "cupti.tgz written"

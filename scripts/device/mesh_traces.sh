@@ -13,8 +13,10 @@ PLUGIN="$BUILD/src/recorder/nccl_profiler/libnccl-profiler-commlens.so"
 DEST="${OUT:-$ROOT/device-out}/mesh"
 mkdir -p "$DEST"
 nvidia-smi -L > "$DEST/gpus.txt"
+ONLY=${ONLY:-}  # run names to run (space-separated), all when empty
 run() {  # run NAME ARGS...: Kineto traces in DEST/NAME, native ones in DEST/NAME/native
   local name=$1; shift
+  [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]] && return 0
   local t0=$SECONDS
   NCCL_PROFILER_PLUGIN="$PLUGIN" COMMLENS_OUT="$DEST/$name/native" COMMLENS_JOB_ID="$name" \
     timeout 240 "$TORCHRUN" --standalone --nproc_per_node 4 "$ROOT/examples/workloads/mesh.py" "$@" \
@@ -26,4 +28,5 @@ run() {  # run NAME ARGS...: Kineto traces in DEST/NAME, native ones in DEST/NAM
 }
 run tp2-dp2
 run tp2-dp2-heavy3 --heavy-rank 3 --heavy-factor 2
+run tp2-dp2-coalesced --coalesced   # the DP traffic in coalesced batches (ZeRO/FSDP-style)
 cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/mesh.tgz" . && echo "mesh.tgz written"

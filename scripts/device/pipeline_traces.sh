@@ -5,7 +5,7 @@
 # pipelines again under Nsight Systems, one report per rank, exported with and without
 # payload blobs. One tarball per set in $OUT.
 #   scripts/device/slim_build.sh build-portable .device/build   # here, then carry .device
-#   SETS="pp whatif" scripts/device/pipeline_traces.sh           # there
+#   SETS="pp whatif" scripts/device/pipeline_traces.sh           # there (pp-big: the pipelines, heavier)
 #   SETS=nsys scripts/device/pipeline_traces.sh                  # (needs .nsysdeps, see nsys_samples.sh)
 set -u
 ROOT=$(pwd)
@@ -73,6 +73,17 @@ for set in $SETS; do
       run pp torch-zero-bubble 4 pipeline.py --schedule zero-bubble --stages-per-rank 2
       run pp torch-interleaved-2r 2 pipeline.py --schedule interleaved --stages-per-rank 2 --layers 2 --dim 2048
       run pp megatron-2r 2 pipeline.py --schedule megatron --layers 2 --dim 2048
+      ;;
+    pp-big)
+      # A model heavy enough that the pipeline's compute, not its launches, fills the
+      # step: 16 layers a stage (8 a model chunk when interleaved), 8192-row micro-batches.
+      big="--layers 16 --tokens 8192"
+      run pp-big megatron-1f1b 4 pipeline.py --schedule megatron $big
+      run pp-big megatron-1f1b-heavy 4 pipeline.py --schedule megatron --heavy-last 1.5 $big
+      run pp-big torch-1f1b 4 pipeline.py --schedule 1f1b $big
+      run pp-big torch-1f1b-heavy 4 pipeline.py --schedule 1f1b --heavy-last 1.5 $big
+      run pp-big torch-gpipe 4 pipeline.py --schedule gpipe $big
+      run pp-big torch-interleaved 4 pipeline.py --schedule interleaved --stages-per-rank 2 --layers 8 --tokens 8192
       ;;
     whatif)
       # Slow blocks inside one run: what-if predictions held against the clean blocks.

@@ -16,7 +16,9 @@ COMMLENS="$BUILD/src/cli/commlens"
 TAG=${TAG:-}        # a name for this run's folder (record_ab-TAG)
 EVENTS=${EVENTS:-}  # record's --events (COMMLENS_EVENT_MASK words); the default mask when empty
 KSAMPLE=${KSAMPLE:-}  # record's --kernel-sample N: kernel timing for 1 op in N (empty: every op)
-CUPTI=${CUPTI:-}    # 1: record --cupti too (the CUPTI tracer pauses in the off blocks as the plugin does)
+CUPTI=${CUPTI:-}    # 1 (or libcupti's path): record --cupti too (the CUPTI tracer pauses in the off blocks as the plugin does)
+CUPTI_KINDS=${CUPTI_KINDS:-}  # record's --cupti-kinds (its default when empty)
+TRAIN_ARGS=${TRAIN_ARGS:-}    # more train.py arguments (a larger model: --batch 32 --seq 1024)
 DEST="${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}"
 mkdir -p "$DEST"
 STEPS=${STEPS:-600}
@@ -25,9 +27,9 @@ HZ=${HZ:-100}
 CONTROL="$DEST/control"
 echo 1 > "$CONTROL"
 "$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" ${EVENTS:+--events "$EVENTS"} \
-  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} ${CUPTI:+--cupti} -- \
+  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} ${CUPTI:+--cupti$([ "$CUPTI" = 1 ] || echo "=$CUPTI")} ${CUPTI_KINDS:+--cupti-kinds "$CUPTI_KINDS"} -- \
   "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
-  --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" \
+  --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" $TRAIN_ARGS \
   --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1
 echo "record: rc=$?"
 # Per rank: each recorder-on block against the mean of the off blocks beside it (steps 3..

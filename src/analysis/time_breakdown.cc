@@ -57,7 +57,7 @@ std::vector<std::vector<uint32_t>> RowsPerStep(const model::RankTrace& rank) {
   const model::GpuActivities& g = rank.gpu;
   const auto& steps = rank.steps;
   for (uint32_t i = 0; i < g.size() && !steps.empty(); ++i) {
-    const model::TimeNs t = g.launch[i];
+    const model::TimeNs t = model::PlacementTime(rank, i);
     if (t == model::kNoTime) continue;
     auto it = std::upper_bound(steps.begin(), steps.end(), t,
                                [](model::TimeNs v, const model::ProfilerStep& s) { return v < s.start; });

@@ -49,7 +49,7 @@ ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOption
   };
   w.rows.reserve(g.size());
   for (uint32_t i = 0; i < g.size(); ++i) {
-    if (w.filtered && !kept(g.launch[i])) {
+    if (w.filtered && !kept(model::PlacementTime(rank, i))) {
       ++w.dropped;
       continue;
     }
@@ -63,7 +63,7 @@ ActivityWindow SelectActivities(const model::RankTrace& rank, const WindowOption
   w.step_of.assign(w.rows.size(), -1);
   const auto& steps = rank.steps;
   for (size_t k = 0; k < w.rows.size(); ++k) {
-    model::TimeNs t = g.launch[w.rows[k]];
+    model::TimeNs t = model::PlacementTime(rank, w.rows[k]);
     if (t == model::kNoTime || steps.empty()) continue;
     auto it = std::upper_bound(steps.begin(), steps.end(), t,
                                [](model::TimeNs v, const model::ProfilerStep& s) {

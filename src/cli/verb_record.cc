@@ -81,11 +81,22 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
       ->type_name("N");
   sub->add_option_function<std::string>(
          "--cupti", [o](const std::string& lib) { o->capture.cupti = lib; },
-         "Also record the GPU's kernels, copies, CUDA launch calls and NVTX ranges through CUPTI "
-         "(experimental; LIBCUPTI: libcupti.so.13, else found under $CUDA_HOME or /usr/local/cuda). "
-         "Steps aside when the PyTorch profiler or Nsight Systems holds CUPTI")
+         "Also record the GPU's kernels, copies, syncs and NVTX ranges through CUPTI, NCCL's ops "
+         "timed by their kernels (LIBCUPTI: libcupti.so.13, else found under $CUDA_HOME or "
+         "/usr/local/cuda). Costs 0.5% of a 30 ms step, several % of a launch-bound one "
+         "(docs/performance.md). Steps aside when the PyTorch profiler or Nsight Systems holds CUPTI")
       ->expected(0, 1)
       ->type_name("[=LIBCUPTI]");
+  sub->add_option("--cupti-kinds", o->capture.cupti_kinds,
+                  "With --cupti: what CUPTI records, from kernel, memcpy, memset, sync, nvtx, api (the CUDA "
+                  "calls that launch, copy, set and wait: 11-16% of a small step), all, default (all but "
+                  "api); kernels always (docs/performance.md)")
+      ->check([](const std::string& text) {
+        uint32_t kinds = 0;
+        return recorder::cupti::ParseCuptiKinds(text, &kinds) ? std::string()
+                                                                : "unknown kind in '" + text + "'";
+      })
+      ->type_name("LIST");
   sub->add_option("--sample-hz", o->sample_hz,
                   "NIC counter readings per second (GPU metrics: at most 10)")
       ->check([](const std::string& text) {

@@ -12,7 +12,7 @@ namespace commlens::model {
 namespace {
 
 constexpr uint32_t kMagic = 0x54524c43;  // "CLRT" in a little-endian dump
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 constexpr uint32_t kByteOrderMark = 0x01020304;
 
 // The fields of each struct, listed once for both directions (|T| is const when
@@ -69,11 +69,11 @@ void CounterFields(T& c, F&& f) {
 template <typename T, typename F>
 void RankFields(T& r, F&& f) {
   auto& [rank, world_size, path, format, backend, nccl_version, hostname, devices, threads, notes, strings, gpu, host,
-         annotations, flows, comms, groups, steps, counters, host_counters_only, alive_until, stats, input_bytes, part,
-         host_events_dropped, gpu_rows_elsewhere, gpu_last_end] = r;
+         annotations, flows, comms, groups, steps, counters, host_counters_only, alive_until, launches_unrecorded, stats,
+         input_bytes, part, host_events_dropped, gpu_rows_elsewhere, gpu_last_end] = r;
   f(rank), f(world_size), f(path), f(format), f(backend), f(nccl_version), f(hostname), f(devices), f(threads);
   f(notes), f(strings), f(gpu), f(host), f(annotations), f(flows), f(comms), f(groups), f(steps), f(counters);
-  f(host_counters_only), f(alive_until), f(stats), f(input_bytes), f(part), f(host_events_dropped);
+  f(host_counters_only), f(alive_until), f(launches_unrecorded), f(stats), f(input_bytes), f(part), f(host_events_dropped);
   f(gpu_rows_elsewhere), f(gpu_last_end);
 }
 static_assert(std::is_trivially_copyable_v<ProfilerStep>, "ProfilerStep is copied raw");

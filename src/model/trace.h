@@ -255,6 +255,10 @@ struct RankTrace {
   // flush marks and end record), kNoTime when the format does not say: a rank stuck
   // outside NCCL shows no events after its last one, yet ran until then.
   TimeNs alive_until = kNoTime;
+  // The trace holds GPU activities but none of the CUDA calls that launched them (a
+  // recording whose CUPTI tracer left them out: they cost the job most). Each activity is
+  // then placed in the steps by its GPU start (PlacementTime), not by its launch.
+  bool launches_unrecorded = false;
   ImportStats stats;
   uint64_t input_bytes = 0;  // size of the decoded input
   // Which of its file's ranks this is (0 but for a file of several processes): how the
@@ -275,6 +279,14 @@ struct RankTrace {
   // Bytes the rank's tables and strings hold (capacity, not size): the model's memory.
   uint64_t MemoryBytes() const;
 };
+
+// When GPU activity |row| of |rank| counts as issued, for the steps and the window: its
+// launch; its GPU start where the trace recorded no launches at all; else kNoTime.
+inline TimeNs PlacementTime(const RankTrace& rank, uint32_t row) {
+  const TimeNs launch = rank.gpu.launch[row];
+  return launch != kNoTime || !rank.launches_unrecorded ? launch : rank.gpu.start[row];
+}
+
 
 struct FileError {
   std::string path;

@@ -28,11 +28,12 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 5;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+inline constexpr uint16_t kVersionMinor = 6;  // 1.1: sampler records (11-14), ProcessRecord.writer;
                                               // 1.2: OpDetail records (15), kOpFlagSymmetric;
                                               // 1.3: MarkRecord.last_progress_ns;
                                               // 1.4: the CUPTI tracer's records (16-19);
-                                              // 1.5: KernelPhase records (20)
+                                              // 1.5: KernelPhase records (20);
+                                              // 1.6: StreamId records (21)
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -81,6 +82,8 @@ enum class RecordType : uint16_t {
   kTracer = 19,       // TracerRecord: the tracer's state and counters; the last one counts
   // 1.5: profiler ABI v7's kernel barrier phases (NCCL 2.31+, symmetric kernels)
   kKernelPhase = 20,  // KernelPhaseRecord: an op's initial sync, compute and final sync
+  // 1.6: which CUPTI stream an NCCL launch stream is (the tracer without CUDA calls)
+  kStreamId = 21,  // StreamIdRecord, once per stream NCCL launched on, while tracing
 };
 
 // Event kinds, numbered as the bit positions of NCCL's event type mask
@@ -373,6 +376,16 @@ struct TracerRecord {
 };
 static_assert(sizeof(TracerRecord) == 32);
 
+// An NCCL launch stream (ApiRecord.stream of its KernelLaunch events) and CUPTI's id for
+// it (GpuActivityRecord.stream): with it NCCL's kernels are found on their stream, in
+// launch order, where the CUDA calls that name them by correlation id are not recorded.
+struct StreamIdRecord {
+  uint64_t stream;     // cudaStream_t value, as in ApiRecord.stream
+  uint32_t cupti_stream;
+  uint32_t reserved;
+};
+static_assert(sizeof(StreamIdRecord) == 16);
+
 // --- Sampler records (1.1) ---------------------------------------------------------
 //
 // A sampler file holds a ProcessRecord (writer = kSampler, global_rank -1), String
@@ -482,6 +495,7 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kRange: return sizeof(RangeRecord);
     case RecordType::kTracer: return sizeof(TracerRecord);
     case RecordType::kKernelPhase: return sizeof(KernelPhaseRecord);
+    case RecordType::kStreamId: return sizeof(StreamIdRecord);
   }
   return 0;
 }

@@ -26,6 +26,7 @@ void LinkLaunches(model::RankTrace* rank) {
     calls.emplace_back(h.correlation[i], static_cast<uint32_t>(i));
   }
   if (!std::is_sorted(calls.begin(), calls.end())) std::sort(calls.begin(), calls.end());
+  if (calls.empty() && rank->launches_unrecorded) return;  // said by the importer; placed by GPU start
   uint64_t unmatched = 0;
   for (size_t i = 0; i < g.size(); ++i) {
     auto it = std::lower_bound(calls.begin(), calls.end(), std::make_pair(g.correlation[i], uint32_t{0}));

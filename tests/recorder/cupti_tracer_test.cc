@@ -43,6 +43,13 @@ class StandInBackend final : public ActivityBackend {
   void Flush() override { ++flushes; }
   void Stop() override { stopped = true; }
   void SetPaused(bool p) override { pauses.push_back(p); }
+  bool StreamId(uint64_t stream, uint32_t* id) override {
+    ++stream_queries;
+    if (stream == 0xdead) return false;  // a stream gone
+    *id = static_cast<uint32_t>(stream & 0xff);
+    return true;
+  }
+  int stream_queries = 0;
   // One step k: a launch call and its kernel, a copy, a range.
   void DeliverStep(int k) {
     std::thread t([this, k] {
@@ -148,6 +155,45 @@ TEST(CuptiTracer, PausedWhileTheRecordingIsOff) {
   EXPECT_FALSE(aside.Start());
   aside.SetPaused(true);
   EXPECT_TRUE(busy.pauses.empty());
+}
+
+// Each stream NCCL launched on is named once per file (StreamId: CUPTI's id), asked of
+// the backend once whether it could tell or not, and again for the next session's file;
+// nothing while the tracer stepped aside.
+TEST(CuptiTracer, NamesEachLaunchStreamOncePerFile) {
+  StandInBackend backend;
+  Tracer tracer(&backend);
+  tracer.NoteLaunchStream(0x7f01);  // not started: nothing
+  EXPECT_EQ(backend.stream_queries, 0);
+  ASSERT_TRUE(tracer.Start());
+  for (uint64_t s : {0x7f01, 0x7f02, 0x7f01, 0xdead, 0xdead, 0x7f02}) tracer.NoteLaunchStream(s);
+  EXPECT_EQ(backend.stream_queries, 3);
+  auto ids_in = [](const nf::RecordWriter& w) {
+    std::vector<nf::StreamIdRecord> ids;
+    nf::RecordReader reader(w.bytes(), 0);
+    for (nf::RecordView r; reader.Next(&r) == nf::ReadStatus::kRecord;)
+      if (r.type == static_cast<uint16_t>(nf::RecordType::kStreamId)) EXPECT_TRUE(nf::DecodePayload(r, &ids.emplace_back()));
+    return ids;
+  };
+  nf::RecordWriter first;
+  tracer.Drain(1'000, &first);
+  std::vector<nf::StreamIdRecord> ids = ids_in(first);
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(ids[0].stream, 0x7f01u);
+  EXPECT_EQ(ids[0].cupti_stream, 0x01u);
+  EXPECT_EQ(ids[1].cupti_stream, 0x02u);
+  tracer.Stop();
+  ASSERT_TRUE(tracer.Start());  // a new file names its streams again
+  tracer.NoteLaunchStream(0x7f01);
+  nf::RecordWriter second;
+  tracer.Drain(2'000, &second);
+  EXPECT_EQ(ids_in(second).size(), 1u);
+
+  StandInBackend busy(/*busy=*/true);
+  Tracer aside(&busy);
+  EXPECT_FALSE(aside.Start());
+  aside.NoteLaunchStream(0x7f01);
+  EXPECT_EQ(busy.stream_queries, 0);
 }
 
 // Strings are named once in the file, each before the first record that uses it; ids

@@ -250,12 +250,15 @@ TEST(PluginTest, KernelSamplingTimesOneOpInN) {
 }
 
 // COMMLENS_CUPTI=1 without CUPTI to load: the tracer says in the file why it records
-// nothing of the GPU, and NCCL's operations are recorded as ever.
+// nothing of the GPU, and NCCL's operations are recorded as ever: the kernel-channel
+// events, left out for the tracer's kernels to time the ops, are asked for again.
 TEST(PluginTest, TheCuptiTracerSaysWhyItCannotStart) {
   const std::string dir = FreshDir("cupti_absent");
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_CUPTI", "1"}, {"COMMLENS_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13"}};
   FakeNccl<5> nccl;
   ASSERT_EQ(nccl.Init(0x5B, "s", 1, 2, 0, &g_mask), 0);
+  for (int i = 0; i < 200 && LoadMask(&g_mask) != kMaskV5; ++i) usleep(10'000);
+  EXPECT_EQ(LoadMask(&g_mask), kMaskV5);
   for (int i = 0; i < 4; ++i) nccl.Collective(FakeCollective{});
   ASSERT_EQ(nccl.Finalize(), 0);
   model::RankTrace t = ImportOnly(dir);

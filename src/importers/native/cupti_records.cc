@@ -66,6 +66,12 @@ void CuptiRecords::Decode(const nf::RecordView& r, model::ImportStats* stats) {
       if (Checked(x.start_ns, x.end_ns, r.offset, "NVTX range", stats)) ranges_.push_back(x);
       return;
     }
+    case nf::RecordType::kStreamId: {
+      nf::StreamIdRecord s;
+      if (!nf::DecodePayload(r, &s)) return bad("short stream id record");
+      streams_.push_back(s);
+      return;
+    }
     case nf::RecordType::kTracer: {
       nf::TracerRecord t;
       if (!nf::DecodePayload(r, &t)) return bad("short tracer record");

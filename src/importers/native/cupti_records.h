@@ -1,5 +1,5 @@
 // The CUPTI tracer's records of a native trace (format 1.4: GpuActivity, CudaApi, Range,
-// Tracer; docs/formats.md) into the trace model, as the Kineto and Nsight readers fill it:
+// Tracer; 1.6: StreamId; docs/formats.md) into the trace model, as the Kineto and Nsight readers fill it:
 // GPU activities (kernels, copies, sets, syncs) with their streams and correlation ids,
 // the CUDA runtime and driver calls that launched them (the link_launches pass joins the
 // two), and NVTX ranges and marks of every domain as annotations. The tracer's last state
@@ -29,11 +29,16 @@ class CuptiRecords {
   // Appends the rows to |t| (GPU activities and annotations sorted by start; CUDA calls
   // as host events of process |pid|), and the tracer's notes.
   void Fill(const std::function<std::string(uint32_t)>& text, int32_t pid, model::RankTrace* t) const;
+  // CUPTI's id of each stream NCCL launched on (format 1.6), by cudaStream_t value.
+  const std::vector<native_format::StreamIdRecord>& stream_ids() const { return streams_; }
+  // Whether the tracer recorded CUDA calls (else its activities have no launch in the file).
+  bool has_cuda_calls() const { return !api_.empty(); }
 
  private:
   std::vector<native_format::GpuActivityRecord> gpu_;
   std::vector<native_format::CudaApiRecord> api_;
   std::vector<native_format::RangeRecord> ranges_;
+  std::vector<native_format::StreamIdRecord> streams_;
   std::optional<native_format::TracerRecord> tracer_;  // the last one: its counters are cumulative
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/file.h"
+#include "common/strings.h"
 #include "importers/native/cupti_records.h"
 #include "importers/native/gpu_clock.h"
 #include "importers/native/sampler_records.h"
@@ -167,6 +168,7 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
     case nf::RecordType::kCudaApi:
     case nf::RecordType::kRange:
     case nf::RecordType::kTracer:
+    case nf::RecordType::kStreamId:
       d->cupti.Decode(r, stats);
       return;
   }
@@ -353,38 +355,103 @@ std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32
   return rows;
 }
 
-// The CUPTI tracer's kernels time NCCL's ops (issue 28): NCCL reports each kernel launch
-// as an event of its group (KernelLaunch, a child of the GroupApi event, as the group's
-// Coll and P2p API events are), and the CUDA launch call CUPTI recorded inside that
-// event's time names the kernel by correlation id. A group's ops on a communicator with
-// one launch on it run in that kernel: their GPU start and end become the kernel's, and
-// the kernel row names its op. Returns the ops timed so.
-uint64_t TimeOpsByKernels(const Decoded& d, const std::vector<const nf::OpRecord*>& op_rows, model::RankTrace* t) {
-  if (t->gpu.size() == 0 || d.apis.empty()) return 0;
+// Each KernelLaunch event (a group's launch on a communicator) and the kernel it
+// launched, found through the CUDA call CUPTI recorded inside the event's time: that
+// call's correlation id names the kernel.
+std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByLaunchCall(const Decoded& d, const model::RankTrace& t) {
   std::unordered_map<int64_t, uint32_t> kernel_of;  // correlation id -> kernel row
-  for (uint32_t i = 0; i < t->gpu.size(); ++i)
-    if (t->gpu.kind[i] == model::ActivityKind::kKernel && t->gpu.correlation[i] != 0) kernel_of.emplace(t->gpu.correlation[i], i);
+  for (uint32_t i = 0; i < t.gpu.size(); ++i)
+    if (t.gpu.kind[i] == model::ActivityKind::kKernel && t.gpu.correlation[i] != 0) kernel_of.emplace(t.gpu.correlation[i], i);
   // The CUDA calls that launched a kernel, by start: (start, end, kernel row).
   std::vector<std::tuple<model::TimeNs, model::TimeNs, uint32_t>> calls;
-  for (uint32_t i = 0; i < t->host.size(); ++i)
-    if (t->host.kind[i] == model::HostKind::kRuntime || t->host.kind[i] == model::HostKind::kDriver)
-      if (auto k = kernel_of.find(t->host.correlation[i]); k != kernel_of.end())
-        calls.emplace_back(t->host.start[i], t->host.end[i], k->second);
+  for (uint32_t i = 0; i < t.host.size(); ++i)
+    if (t.host.kind[i] == model::HostKind::kRuntime || t.host.kind[i] == model::HostKind::kDriver)
+      if (auto k = kernel_of.find(t.host.correlation[i]); k != kernel_of.end())
+        calls.emplace_back(t.host.start[i], t.host.end[i], k->second);
   std::sort(calls.begin(), calls.end());
-  // Each group's launch per communicator: its kernel, or none when it launched several.
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> launch_kernel;  // (group api id, comm) -> kernel row
-  constexpr uint32_t kSeveral = model::kNoIndex - 1;
+  std::vector<std::pair<const nf::ApiRecord*, uint32_t>> found;
+  if (calls.empty()) return found;
   for (const nf::ApiRecord& a : d.apis) {
     if (a.kind != static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) || a.parent_id == 0) continue;
     auto it = std::lower_bound(calls.begin(), calls.end(), std::make_tuple(a.host_start_ns, model::TimeNs{INT64_MIN}, 0u));
-    uint32_t kernel = model::kNoIndex;
     for (; it != calls.end() && std::get<0>(*it) <= a.host_stop_ns; ++it)
       if (std::get<1>(*it) <= a.host_stop_ns) {
-        kernel = std::get<2>(*it);
+        found.emplace_back(&a, std::get<2>(*it));
         break;
       }
-    if (kernel == model::kNoIndex) continue;
-    auto [slot, added] = launch_kernel.try_emplace({a.parent_id, a.comm}, kernel);
+  }
+  return found;
+}
+
+// The same without the CUDA calls (the tracer's default): the StreamId records give each
+// launch's CUPTI stream, and the launches on a stream take its NCCL kernels in order,
+// each the first kernel not yet taken that had not ended when the launch began (not its
+// start: CUPTI's conversion of GPU times to the host clock may read a little early, while
+// the end comes a launch latency and a kernel after the launch). Kernels whose launch
+// was not recorded are passed over as later launches find theirs. CUPTI cannot name a
+// context's default stream (stream 0: PyTorch launches a synchronous collective on the
+// caller's stream, often that one) from the recorder's thread: one launch stream left
+// unnamed pairs with the one CUPTI stream whose NCCL kernels no named stream claims.
+std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByStreamOrder(const Decoded& d, const model::RankTrace& t) {
+  std::vector<std::pair<const nf::ApiRecord*, uint32_t>> found;
+  std::unordered_map<uint64_t, uint32_t> cupti_stream;  // cudaStream_t -> CUPTI's id
+  for (const nf::StreamIdRecord& s : d.cupti.stream_ids()) cupti_stream.emplace(s.stream, s.cupti_stream);
+  std::unordered_map<uint32_t, std::vector<uint32_t>> kernels;  // CUPTI stream -> its NCCL kernels
+  for (uint32_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.gpu.kind[i] != model::ActivityKind::kKernel) continue;
+    const std::string_view name = t.strings.Get(t.gpu.name[i]);
+    if (StartsWith(name, "ncclDevKernel") || StartsWith(name, "ncclKernel"))
+      kernels[static_cast<uint32_t>(t.gpu.stream[i])].push_back(i);
+  }
+  if (kernels.empty()) return found;
+  std::vector<uint64_t> unnamed;  // launch streams without a StreamId record
+  for (const nf::ApiRecord& a : d.apis)
+    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0 && !cupti_stream.count(a.stream) &&
+        std::find(unnamed.begin(), unnamed.end(), a.stream) == unnamed.end())
+      unnamed.push_back(a.stream);
+  std::vector<uint32_t> unclaimed;  // CUPTI streams with NCCL kernels that no named stream is
+  for (const auto& [stream, rows] : kernels) {
+    bool claimed = false;
+    for (const auto& [pointer, id] : cupti_stream) claimed |= id == stream;
+    if (!claimed) unclaimed.push_back(stream);
+  }
+  if (unnamed.size() == 1 && unclaimed.size() == 1) cupti_stream.emplace(unnamed[0], unclaimed[0]);
+  if (cupti_stream.empty()) return found;
+  for (auto& [stream, rows] : kernels)
+    std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return t.gpu.start[a] < t.gpu.start[b]; });
+  std::vector<const nf::ApiRecord*> launches;
+  for (const nf::ApiRecord& a : d.apis)
+    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0 && cupti_stream.count(a.stream))
+      launches.push_back(&a);
+  std::stable_sort(launches.begin(), launches.end(),
+                   [](const nf::ApiRecord* a, const nf::ApiRecord* b) { return a->host_start_ns < b->host_start_ns; });
+  std::unordered_map<uint32_t, size_t> next;  // CUPTI stream -> its first kernel not taken
+  for (const nf::ApiRecord* a : launches) {
+    const uint32_t stream = cupti_stream[a->stream];
+    auto k = kernels.find(stream);
+    if (k == kernels.end()) continue;
+    size_t& i = next[stream];
+    while (i < k->second.size() && t.gpu.end[k->second[i]] < a->host_start_ns) ++i;
+    if (i < k->second.size()) found.emplace_back(a, k->second[i++]);
+  }
+  return found;
+}
+
+// The CUPTI tracer's kernels time NCCL's ops (issue 28): NCCL reports each kernel launch
+// as an event of its group (KernelLaunch, a child of the GroupApi event, as the group's
+// Coll and P2p API events are); its kernel is found by the launching CUDA call, else by
+// stream order (above). A group's ops on a communicator with one launch on it run in
+// that kernel: their GPU start and end become the kernel's, and the kernel row names its
+// op. Returns the ops timed so.
+uint64_t TimeOpsByKernels(const Decoded& d, const std::vector<const nf::OpRecord*>& op_rows, model::RankTrace* t) {
+  if (t->gpu.size() == 0 || d.apis.empty()) return 0;
+  std::vector<std::pair<const nf::ApiRecord*, uint32_t>> found = KernelsByLaunchCall(d, *t);
+  if (found.empty()) found = KernelsByStreamOrder(d, *t);
+  // Each group's launch per communicator: its kernel, or none when it launched several.
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> launch_kernel;  // (group api id, comm) -> kernel row
+  constexpr uint32_t kSeveral = model::kNoIndex - 1;
+  for (const auto& [a, kernel] : found) {
+    auto [slot, added] = launch_kernel.try_emplace({a->parent_id, a->comm}, kernel);
     if (!added && slot->second != kernel) slot->second = kSeveral;
   }
   if (launch_kernel.empty()) return 0;
@@ -506,6 +573,11 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
   FillHostAndCounters(d, &t);
   d.sampler.Fill([&](uint32_t id) { return StringOf(d, id); }, &t);
   d.cupti.Fill([&](uint32_t id) { return StringOf(d, id); }, d.process.pid, &t);
+  if (t.gpu.size() > 0 && !d.cupti.has_cuda_calls()) {
+    t.launches_unrecorded = true;
+    t.notes.push_back("the CUPTI tracer recorded no CUDA calls (--cupti-kinds without api): GPU activities are placed "
+                      "in the steps by their GPU start, and idle gaps are not told host waits");
+  }
   if (const uint64_t by_kernels = TimeOpsByKernels(d, op_rows, &t); by_kernels > 0)
     t.notes.push_back(std::to_string(by_kernels) + " ops timed by their kernels' CUPTI records");
   uint64_t untimed = 0;

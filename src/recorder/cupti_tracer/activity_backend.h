@@ -44,6 +44,9 @@ class ActivityBackend {
   // window) nothing new is recorded and tracing costs nothing (CUPTI: the kinds and calls
   // disabled); resuming records again. Only between Start and Stop.
   virtual void SetPaused(bool paused) = 0;
+  // CUPTI's id of a CUDA stream (a cudaStream_t as a number), as the GPU activities on it
+  // carry; false when it cannot tell (the stream is gone, or no CUPTI).
+  virtual bool StreamId(uint64_t /*stream*/, uint32_t* /*id*/) { return false; }
 };
 
 }  // namespace commlens::recorder::cupti

@@ -6,10 +6,11 @@
 #include <string>
 
 #include "recorder/cupti_tracer/activity_backend.h"
+#include "recorder/cupti_tracer/cupti_kinds.h"
 
 namespace commlens::recorder::cupti {
 
-// |library|: libcupti's path, "" for the loader's search.
-ActivityBackend* NewCuptiBackend(const std::string& library);
+// |library|: libcupti's path, "" for the loader's search; |kinds|: CuptiKind bits.
+ActivityBackend* NewCuptiBackend(const std::string& library, uint32_t kinds = kDefaultCuptiKinds);
 
 }  // namespace commlens::recorder::cupti

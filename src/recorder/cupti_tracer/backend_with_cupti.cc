@@ -4,6 +4,6 @@
 
 namespace commlens::recorder::cupti {
 
-ActivityBackend* NewCuptiBackend(const std::string& library) { return new CuptiBackend(library); }
+ActivityBackend* NewCuptiBackend(const std::string& library, uint32_t kinds) { return new CuptiBackend(library, kinds); }
 
 }  // namespace commlens::recorder::cupti

@@ -18,6 +18,6 @@ class WithoutCupti final : public ActivityBackend {
 
 }  // namespace
 
-ActivityBackend* NewCuptiBackend(const std::string&) { return new WithoutCupti(); }
+ActivityBackend* NewCuptiBackend(const std::string&, uint32_t) { return new WithoutCupti(); }
 
 }  // namespace commlens::recorder::cupti

@@ -7,9 +7,11 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 namespace commlens::recorder::cupti {
@@ -17,6 +19,7 @@ namespace commlens::recorder::cupti {
 // The CUPTI calls used, resolved from the loaded library.
 struct CuptiBackend::Api {
   decltype(&cuptiSubscribe_v2) subscribe = nullptr;
+  decltype(&cuptiGetStreamIdEx) stream_id = nullptr;  // optional
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
   decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
   decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp = nullptr;
@@ -41,12 +44,20 @@ std::atomic<CuptiBackend*> g_current{nullptr};
 // Contexts are dumped too, for those that exist already (a late attach): the syncs'
 // devices come from them.
 constexpr CUpti_ActivityKind kKernels = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-constexpr CUpti_ActivityKind kOptional[] = {
-    CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER,
+struct OptionalKind {
+  CUpti_ActivityKind kind;
+  uint32_t asked_by;  // the CuptiKind bit that asks for it
 };
-// The CUDA calls that launch, copy, set and wait: enabled one by one, not the whole
-// runtime and driver kinds (every cudaGetDevice and every polling cudaEventQuery, twice).
+constexpr OptionalKind kOptional[] = {
+    {CUPTI_ACTIVITY_KIND_MEMCPY, kCuptiCopies},          {CUPTI_ACTIVITY_KIND_MEMCPY2, kCuptiCopies},
+    {CUPTI_ACTIVITY_KIND_MEMSET, kCuptiSets},            {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, kCuptiSyncs},
+    {CUPTI_ACTIVITY_KIND_MARKER, kCuptiNvtx},
+};
+// The CUDA calls that launch, copy, set and wait. CUDA 13.0's CUPTI records none of them
+// when they are enabled one by one alone (seen on the GPU machine, against its header's
+// word), so the runtime and driver kinds are enabled whole and every other call is then
+// switched off by its id (what Kineto does for the few it drops): no record for every
+// cudaGetDevice and every polling cudaEventQuery.
 constexpr CUpti_CallbackId kRuntimeCalls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,          CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
     CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
@@ -85,8 +96,8 @@ bool Resolve(void* handle, const char* name, F* out) {
 
 }  // namespace
 
-CuptiBackend::CuptiBackend(std::string library)
-    : library_(std::move(library)), translator_([this](bool runtime, uint32_t cbid) {
+CuptiBackend::CuptiBackend(std::string library, uint32_t kinds)
+    : library_(std::move(library)), kinds_(kinds | kCuptiKernels), translator_([this](bool runtime, uint32_t cbid) {
         // Names were looked up at Start: no CUPTI call from inside its callback.
         auto it = api_names_.find((runtime ? 0x100000000ULL : 0) | cbid);
         return it != api_names_.end() ? it->second : std::string(runtime ? "cuda#" : "cu#") + std::to_string(cbid);
@@ -142,6 +153,7 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
                         Resolve(handle_, "cuptiActivityGetNumDroppedRecords", &api_->dropped) &&
                         Resolve(handle_, "cuptiGetResultString", &api_->result_string) &&
                         Resolve(handle_, "cuptiGetCallbackName", &api_->callback_name);
+  Resolve(handle_, "cuptiGetStreamIdEx", &api_->stream_id);
   if (!resolved) return fail(StartResult::kFailed, "this CUPTI lacks a call the tracer needs (CUDA 13's CUPTI is expected)");
   // Another client? CUDA 13's CUPTI serves one subscriber: probe, and let go at once, so
   // that a PyTorch profiler started later still finds the slot free.
@@ -180,8 +192,8 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
                 "CUPTI refused to trace kernels: " + ResultText(r));
   }
   wanted_ = {kKernels};
-  for (CUpti_ActivityKind k : kOptional)
-    if (api_->enable(k) == CUPTI_SUCCESS) wanted_.push_back(k);
+  for (const OptionalKind& k : kOptional)
+    if ((kinds_ & k.asked_by) && api_->enable(k.kind) == CUPTI_SUCCESS) wanted_.push_back(k.kind);
   if (api_->enable_and_dump(CUPTI_ACTIVITY_KIND_CONTEXT) == CUPTI_SUCCESS) wanted_.push_back(CUPTI_ACTIVITY_KIND_CONTEXT);
   enabled_ = wanted_;
   TraceCalls(1);
@@ -189,6 +201,11 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
   pthread_once(&once, [] { pthread_atfork(nullptr, nullptr, &ForgetInChild); });
   started_ = true;
   return StartResult::kTracing;
+}
+
+bool CuptiBackend::StreamId(uint64_t stream, uint32_t* id) {
+  if (!started_ || !api_->stream_id) return false;
+  return api_->stream_id(nullptr, reinterpret_cast<CUstream>(stream), 0, id) == CUPTI_SUCCESS;
 }
 
 void CuptiBackend::EnableOurs() {
@@ -202,8 +219,23 @@ void CuptiBackend::EnableOurs() {
 }
 
 void CuptiBackend::TraceCalls(uint8_t on) {
-  for (CUpti_CallbackId id : kRuntimeCalls) api_->enable_runtime_api(id, on);
-  for (CUpti_CallbackId id : kDriverCalls) api_->enable_driver_api(id, on);
+  if (!(kinds_ & kCuptiCalls)) return;
+  if (!on) {
+    api_->disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    api_->disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    return;
+  }
+  // The whole kinds first (enabling one resets the per-call settings), then every call
+  // not ours off.
+  api_->enable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  api_->enable(CUPTI_ACTIVITY_KIND_DRIVER);
+  auto ours = [](const auto& list, CUpti_CallbackId id) {
+    return std::find(std::begin(list), std::end(list), id) != std::end(list);
+  };
+  for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++id)
+    api_->enable_runtime_api(id, ours(kRuntimeCalls, id));
+  for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id)
+    api_->enable_driver_api(id, ours(kDriverCalls, id));
 }
 
 void CuptiBackend::DisableOurs() {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "recorder/cupti_tracer/activity_backend.h"
+#include "recorder/cupti_tracer/cupti_kinds.h"
 #include "recorder/cupti_tracer/cupti_translate.h"
 
 namespace commlens::recorder::cupti {
@@ -35,13 +36,14 @@ class CuptiBackend final : public ActivityBackend {
  public:
   static constexpr size_t kBufferBytes = 8u << 20;
 
-  explicit CuptiBackend(std::string library = "");
+  explicit CuptiBackend(std::string library = "", uint32_t kinds = kDefaultCuptiKinds);
   ~CuptiBackend() override;
 
   StartResult Start(ActivitySink* sink, std::string* why) override;
   void Flush() override;
   void Stop() override;
   void SetPaused(bool paused) override;
+  bool StreamId(uint64_t stream, uint32_t* id) override;
 
  private:
   struct Api;
@@ -55,6 +57,7 @@ class CuptiBackend final : public ActivityBackend {
   void FlushBuffers(bool forced);
 
   std::string library_;
+  uint32_t kinds_;  // CuptiKind bits asked for
   void* handle_ = nullptr;
   Api* api_ = nullptr;
   ActivitySink* sink_ = nullptr;

@@ -15,6 +15,7 @@ bool Tracer::Start() {
   ids_.clear();
   pending_.Clear();
   records_ = dropped_ = reported_ = 0;
+  streams_.clear();
   stopped_ = false;
   paused_ = false;
   state_ = r == StartResult::kTracing        ? nf::TracerState::kTracing
@@ -33,6 +34,24 @@ void Tracer::SetPaused(bool paused) {
   if (!backend_ || !tracing() || stopped_.load() || paused == paused_) return;
   paused_ = paused;
   backend_->SetPaused(paused);
+}
+
+void Tracer::NoteLaunchStream(uint64_t stream) {
+  if (!backend_ || !tracing() || stopped_.load()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (std::find(streams_.begin(), streams_.end(), stream) != streams_.end()) return;
+    streams_.push_back(stream);  // asked once, told or not
+  }
+  // The backend is asked without |mu_|: CUPTI may hold its own lock while its thread
+  // waits for |mu_| to hand over a buffer.
+  uint32_t id = 0;
+  if (!backend_->StreamId(stream, &id)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  nf::StreamIdRecord r{};
+  r.stream = stream;
+  r.cupti_stream = id;
+  pending_.Append(nf::RecordType::kStreamId, r);
 }
 
 uint64_t Tracer::records() const {

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "common/strings.h"
 #include "native_format/record_writer.h"
@@ -46,6 +47,10 @@ class Tracer final : public ActivitySink {
   // Pauses or resumes the backend (activity_backend.h) when the recording is switched off
   // or on; nothing unless tracing. Called from one thread (the flusher).
   void SetPaused(bool paused);
+  // A stream NCCL launched on (a KernelLaunch event's): the first time in this file, its
+  // CUPTI id is written (a StreamId record), so that NCCL's kernels are found on it in
+  // launch order without the CUDA calls. Not from inside a CUPTI callback.
+  void NoteLaunchStream(uint64_t stream);
 
   bool tracing() const { return state_.load() == native_format::TracerState::kTracing; }
   uint64_t records() const;
@@ -73,6 +78,7 @@ class Tracer final : public ActivitySink {
   uint64_t records_ = 0, dropped_ = 0;              // under mu_
   bool news_ = true;                                // under mu_: a Tracer record is due
   uint64_t reported_ = 0;                           // under mu_: records_ in the last Tracer record
+  std::vector<uint64_t> streams_;                   // under mu_: launch streams named in this file
 };
 
 }  // namespace commlens::recorder::cupti

@@ -177,6 +177,11 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
     set("COMMLENS_KERNEL_SAMPLE", std::to_string(*capture.kernel_sample));
   if (capture.cupti) {
     set("COMMLENS_CUPTI", "1");
+    uint32_t kinds = cupti::kDefaultCuptiKinds;
+    if (!capture.cupti_kinds.empty()) {
+      set("COMMLENS_CUPTI_KINDS", capture.cupti_kinds);
+      cupti::ParseCuptiKinds(capture.cupti_kinds, &kinds);  // checked by the command line
+    }
     const char* home = env->Get("CUDA_HOME") ? env->Get("CUDA_HOME") : env->Get("CUDA_PATH");
     const std::string lib = capture.cupti->empty() ? FindCupti(home) : fs::absolute(*capture.cupti).string();
     if (lib.empty()) {
@@ -186,7 +191,9 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
       set("COMMLENS_CUPTI_LIBRARY", lib);
       // NVTX calls reach CUPTI only when NVTX loads it as its injection; one set already
       // (Nsight Systems sets its own) is kept.
-      if (const char* nvtx = env->Get("NVTX_INJECTION64_PATH"); nvtx != nullptr && lib != nvtx)
+      if (!(kinds & cupti::kCuptiNvtx)) {
+        // No NVTX asked for: NVTX stays uninjected (each of its calls would reach CUPTI).
+      } else if (const char* nvtx = env->Get("NVTX_INJECTION64_PATH"); nvtx != nullptr && lib != nvtx)
         notes.push_back(std::string("--cupti: NVTX_INJECTION64_PATH=") + nvtx + " kept: NVTX ranges go there, not to "
                         "the tracer");
       else

@@ -47,6 +47,9 @@ struct CaptureWindow {
   // FindCupti's) as COMMLENS_CUPTI_LIBRARY and NVTX_INJECTION64_PATH (NVTX ranges reach
   // CUPTI only through it). Unset: off; "": search.
   std::optional<std::string> cupti;
+  // --cupti-kinds LIST: what the tracer asks CUPTI for (COMMLENS_CUPTI_KINDS; cupti_kinds.h);
+  // without nvtx, NVTX is not injected.
+  std::string cupti_kinds;
 };
 
 // libcupti where CUDA installs put it: $CUDA_HOME (or $CUDA_PATH) lib64 and lib, then

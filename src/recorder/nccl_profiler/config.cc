@@ -117,6 +117,12 @@ RecorderConfig ParseConfig(const EnvLookup& env) {
   if (const char* s = env("COMMLENS_FSYNC"); s != nullptr) cfg.fsync = std::string_view(s) == "1";
   if (const char* s = env("COMMLENS_CUPTI"); s != nullptr) cfg.cupti = std::string_view(s) == "1";
   if (const char* s = env("COMMLENS_CUPTI_LIBRARY"); s != nullptr) cfg.cupti_library = s;
+  if (const char* s = env("COMMLENS_CUPTI_KINDS"); s != nullptr && !cupti::ParseCuptiKinds(s, &cfg.cupti_kinds))
+    cfg.warnings.push_back(std::string("COMMLENS_CUPTI_KINDS=") + s + " has an unknown word; using the default kinds");
+  if (cfg.cupti && env("COMMLENS_EVENT_MASK") == nullptr) {
+    cfg.event_mask &= ~EventBit(EventKind::kKernelCh);
+    cfg.kernels_by_cupti = true;
+  }
 
   // Who this process is: the same rules as `commlens record` (common/launch_env.h).
   launch_env::LaunchEnv who = launch_env::DetectLaunchEnv(env);

@@ -9,6 +9,7 @@
 
 #include "common/launch_env.h"
 #include "native_format/format.h"
+#include "recorder/cupti_tracer/cupti_kinds.h"
 
 namespace commlens::recorder {
 
@@ -47,6 +48,11 @@ struct RecorderConfig {
   // been measured on a GPU).
   bool cupti = false;
   std::string cupti_library;  // COMMLENS_CUPTI_LIBRARY: libcupti's path (default: the loader's search)
+  uint32_t cupti_kinds = cupti::kDefaultCuptiKinds;  // COMMLENS_CUPTI_KINDS (cupti_kinds.h)
+  // With the tracer on and no COMMLENS_EVENT_MASK, NCCL's ops are timed by their kernels'
+  // CUPTI records: the per-channel kernel events (most of the recorder's cost) are left
+  // out of the mask, and put back if the tracer does not trace.
+  bool kernels_by_cupti = false;
 
   // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm,
   // PMIx) and COMMLENS_JOB_ID, by the rules of common/launch_env.h.

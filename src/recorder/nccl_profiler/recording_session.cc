@@ -103,6 +103,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   cfg_ = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
   pid_ = getpid();
   abi_version_ = params.abi_version;
+  supported_mask_ = supported;
   full_mask_ = cfg_.event_mask & supported;
   kernel_sample_ = (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
   ops_started_.store(0);
@@ -131,7 +132,10 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
   // should not wait for it.
-  if (cfg_.cupti && !tracer_) tracer_ = new cupti::Tracer(cupti::NewCuptiBackend(cfg_.cupti_library));
+  if (cfg_.cupti && !tracer_) {
+    tracer_ = new cupti::Tracer(cupti::NewCuptiBackend(cfg_.cupti_library, cfg_.cupti_kinds));
+    serializer_.on_launch_stream = [tracer = tracer_](uint64_t stream) { tracer->NoteLaunchStream(stream); };
+  }
   stop_flusher_ = false;
   try {
     flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
@@ -307,8 +311,14 @@ void Session::Flush() {
 // The tracer's records go to the file through the same queue, each drain whole. A
 // backend that cannot start says why in the file (a Tracer record) and costs nothing.
 void Session::StartTracer() {
-  if (cupti::Tracer* tracer = ActiveTracer(); tracer && !tracer->Start())
+  if (cupti::Tracer* tracer = ActiveTracer(); tracer && !tracer->Start()) {
     Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
+    // Its kernels were to time NCCL's ops: NCCL's kernel events do it instead.
+    if (cfg_.kernels_by_cupti) {
+      full_mask_ |= EventBit(EventKind::kKernelCh) & supported_mask_;
+      ApplyRecordingState();
+    }
+  }
   PauseTracerUnlessRecording();
 }
 
@@ -418,7 +428,8 @@ constexpr uint32_t kKernelBits = EventBit(EventKind::kKernelCh) | EventBit(Event
 
 uint32_t Session::RecordingMask() const {
   // Sampling starts with the kernel bits off; SampleKernels turns them on for 1 op in N.
-  return kernel_sample_ > 1 ? full_mask_ & ~kKernelBits : full_mask_;
+  const uint32_t full = full_mask_.load(std::memory_order_relaxed);
+  return kernel_sample_ > 1 ? full & ~kKernelBits : full;
 }
 
 void Session::SampleKernels() {
@@ -426,7 +437,7 @@ void Session::SampleKernels() {
   if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
   const bool time_next = k % kernel_sample_ == 0;
   StoreMask(mask_ptr_.load(std::memory_order_relaxed),
-            time_next ? full_mask_ : full_mask_ & ~kKernelBits);
+            time_next ? full_mask_.load(std::memory_order_relaxed) : full_mask_.load(std::memory_order_relaxed) & ~kKernelBits);
 }
 
 void Session::ApplyRecordingState() {

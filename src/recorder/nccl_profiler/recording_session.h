@@ -118,7 +118,8 @@ class Session {
   RecorderConfig cfg_;
   abi::Logger log_ = nullptr;
   int abi_version_ = 0;
-  uint32_t full_mask_ = 0;
+  std::atomic<uint32_t> full_mask_{0};  // the flusher adds the kernel events back if CUPTI does not trace
+  uint32_t supported_mask_ = 0;
   uint32_t kernel_sample_ = 1;             // cfg_.kernel_sample, copied for the hot path
   std::atomic<uint64_t> ops_started_{0};  // for the kernel sampling
   int64_t start_mono_ns_ = 0;

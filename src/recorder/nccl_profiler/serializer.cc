@@ -201,6 +201,7 @@ void Serializer::WriteApis(Context& ctx, nf::RecordWriter& strings, nf::RecordWr
     r.kind = static_cast<uint8_t>(d.kind);
     r.graph_captured = d.graph_captured;
     body.Append(nf::RecordType::kApi, r);
+    if (d.kind == nf::ApiKind::kKernelLaunch && on_launch_stream) on_launch_stream(d.stream);
     ++ctx.recorded[KindIndex(EventKindOf(d.kind))];
   });
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -26,6 +27,10 @@ class Serializer {
                         native_format::RecordWriter& strings, native_format::RecordWriter& body);
 
   uint32_t InternText(std::string_view text, native_format::RecordWriter& strings);
+
+  // Told each KernelLaunch event's stream as it is written (the CUPTI tracer names the
+  // stream once: Tracer::NoteLaunchStream). On the flusher's thread.
+  std::function<void(uint64_t stream)> on_launch_stream;
   uint32_t InternPointer(const char* s, native_format::RecordWriter& strings);
 
  private:

@@ -75,9 +75,10 @@ class CuptiFile {
     c.comm = index, c.comm_hash = 100 + index, c.rank = 1, c.nranks = nranks, c.nnodes = 1;
     w_.Append(nf::RecordType::kComm, c);
   }
-  void NcclApi(nf::ApiKind kind, uint64_t id, uint64_t parent, uint32_t comm, int64_t start, int64_t stop) {
+  void NcclApi(nf::ApiKind kind, uint64_t id, uint64_t parent, uint32_t comm, int64_t start, int64_t stop,
+               uint64_t stream = 0) {
     nf::ApiRecord a{};
-    a.api_id = id, a.parent_id = parent, a.comm = comm, a.kind = static_cast<uint8_t>(kind);
+    a.api_id = id, a.parent_id = parent, a.comm = comm, a.kind = static_cast<uint8_t>(kind), a.stream = stream;
     a.host_start_ns = start, a.host_stop_ns = stop;
     a.func = Str("AllReduce");
     w_.Append(nf::RecordType::kApi, a);
@@ -88,6 +89,11 @@ class CuptiFile {
     o.func = Str("AllReduce"), o.dtype = Str("ncclFloat32"), o.algo = Str("RING"), o.proto = Str("SIMPLE");
     o.host_start_ns = start, o.host_stop_ns = start + 100;
     w_.Append(nf::RecordType::kOp, o);
+  }
+  void StreamId(uint64_t stream, uint32_t cupti_stream) {
+    nf::StreamIdRecord s{};
+    s.stream = stream, s.cupti_stream = cupti_stream;
+    w_.Append(nf::RecordType::kStreamId, s);
   }
   const std::vector<uint8_t>& bytes() const { return w_.bytes(); }
 
@@ -209,6 +215,57 @@ TEST(CuptiRecords, NcclOpsAreTimedByTheirKernels) {
   EXPECT_EQ(t.comms.start[1], 50'150);
   bool said = false;
   for (const std::string& n : t.notes) said |= n.find("1 ops timed by their kernels' CUPTI records") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// Without the CUDA calls (the tracer's default kinds): the StreamId records name each
+// launch stream's CUPTI id, and the launches on a stream take its NCCL kernels in order,
+// each the first one not taken that starts after the launch began. Two communicators on
+// two streams, their kernels interleaved in time; a kernel whose launch was not recorded
+// (before the first) is passed over; a compute kernel on the same stream is not NCCL's.
+TEST(CuptiRecords, NcclOpsAreTimedByStreamOrderWithoutTheCudaCalls) {
+  CuptiFile f;
+  f.Comm(0, 2);
+  f.Comm(1, 2);
+  constexpr uint64_t kStreamA = 0x7f00aa, kStreamB = 0x7f00bb;
+  f.StreamId(kStreamA, 21);
+  f.StreamId(kStreamB, 22);
+  const std::string ar = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  f.Gpu(nf::GpuActivityKind::kKernel, ar, 500, 900, 1, 21);  // launched before the recording
+  uint64_t id = 10;
+  auto op = [&](uint32_t comm, uint64_t stream, int64_t t) {
+    const uint64_t group = id++, call = id++;
+    f.NcclApi(nf::ApiKind::kGroupApi, group, 0, comm, t, t + 800);
+    f.NcclApi(nf::ApiKind::kCollApi, call, group, comm, t + 100, t + 200);
+    f.Op(call, call, comm, t + 150);
+    f.NcclApi(nf::ApiKind::kKernelLaunch, id++, group, comm, t + 300, t + 700, stream);
+  };
+  op(0, kStreamA, 1'000);  // -> the kernel at 10'000 on 21
+  op(1, kStreamB, 2'000);  // -> 5'000 on 22
+  op(0, kStreamA, 3'000);  // -> 40'000 on 21
+  op(1, kStreamB, 4'000);  // -> 41'000 on 22
+  f.Gpu(nf::GpuActivityKind::kKernel, ar, 5'000, 9'000, 2, 22);
+  f.Gpu(nf::GpuActivityKind::kKernel, "nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", 9'500, 9'900, 3, 21);
+  f.Gpu(nf::GpuActivityKind::kKernel, ar, 10'000, 30'000, 4, 21);
+  f.Gpu(nf::GpuActivityKind::kKernel, ar, 40'000, 45'000, 5, 21);
+  f.Gpu(nf::GpuActivityKind::kKernel, ar, 41'000, 46'000, 6, 22);
+  f.Tracer(nf::TracerState::kTracing, "", 6, 0);
+  f.End();
+  model::RankTrace t = Load(f.bytes(), "nccl_by_stream.cltrace");
+  ASSERT_EQ(t.comms.size(), 4u);
+  const std::vector<std::pair<int64_t, int64_t>> want = {{10'000, 30'000}, {5'000, 9'000}, {40'000, 45'000}, {41'000, 46'000}};
+  for (uint32_t r = 0; r < 4; ++r) {
+    // The rows are in host order: the ops as they were called.
+    EXPECT_EQ(t.comms.start[r], want[r].first) << r;
+    EXPECT_EQ(t.comms.end[r], want[r].second) << r;
+    EXPECT_EQ(t.comms.flags[r] & model::kCommNoGpuTiming, 0u) << r;
+  }
+  // No launches in the file: placed by GPU start, and none counted as unmatched.
+  EXPECT_TRUE(t.launches_unrecorded);
+  EXPECT_EQ(t.stats.count(ImportIssue::kUnmatchedCorrelation), 0u);
+  EXPECT_EQ(model::PlacementTime(t, t.comms.activity[0]), 10'000);
+  bool said = false;
+  for (const std::string& n : t.notes) said |= n.find("4 ops timed by their kernels' CUPTI records") != std::string::npos;
   EXPECT_TRUE(said);
 }
 

@@ -1,9 +1,11 @@
 // The CUPTI tracer on a real GPU (label "gpu"; exits 77, skipped, without one): CUPTI's
-// backend traces a small CUDA program and an NVTX range around it, attached late as the
-// recorder attaches (CUDA already running); the drained records, written as a rank's
-// file, read back through the native importer with every kernel, copy and set, each
-// kernel joined to the launch call, the range around them, on the file's clock
-// (CLOCK_REALTIME). A second program: another CUPTI subscriber already there, the tracer
+// backend, every kind asked for, traces a small CUDA program and an NVTX range around
+// it, attached late as the recorder attaches (CUDA already running); the drained
+// records, written as a rank's file, read back through the native importer with every
+// kernel, copy and set, each kernel joined to the launch call, the range around them, on
+// the file's clock (CLOCK_REALTIME). With the default kinds (no CUDA calls), the program's
+// stream is named by CUPTI's id, the one its kernels carry, and the activities are placed
+// by their GPU start. A third program: another CUPTI subscriber already there, the tracer
 // steps aside and says so.
 //
 //   COMMLENS_CUPTI_LIBRARY=/path/libcupti.so.13   (else the loader's search)
@@ -23,6 +25,7 @@
 
 #include "importers/native/native_importer.h"
 #include "native_format/format.h"
+#include "native_format/record_reader.h"
 #include "native_format/record_writer.h"
 #include "passes/finish.h"
 #include "recorder/cupti_tracer/backend_factory.h"
@@ -75,7 +78,7 @@ model::RankTrace Import(const std::vector<nf::RecordWriter>& drains, const std::
 
 TEST(CuptiGpu, TracesASmallCudaProgram) {
   ASSERT_EQ(testing::InitCuda(), "");
-  Tracer tracer(NewCuptiBackend(LibraryOption()));
+  Tracer tracer(NewCuptiBackend(LibraryOption(), kAllCuptiKinds));
   const bool tracing = tracer.Start();
   std::vector<nf::RecordWriter> drains(3);
   if (!tracing) {
@@ -152,6 +155,48 @@ TEST(CuptiGpu, TracesASmallCudaProgram) {
               t.annotations.size());
 }
 
+// The default kinds: no CUDA calls recorded; the stream NCCL would launch on is named by
+// CUPTI's id (a StreamId record), the id the program's kernels carry.
+TEST(CuptiGpu, NamesTheLaunchStreamWithTheDefaultKinds) {
+  ASSERT_EQ(testing::InitCuda(), "");
+  Tracer tracer(NewCuptiBackend(LibraryOption()));
+  ASSERT_TRUE(tracer.Start());
+  uint64_t stream = 0;
+  const testing::SmallProgram p = testing::RunSmallProgram(4, [&](uint64_t s) {
+    stream = s;
+    tracer.NoteLaunchStream(s);
+    tracer.NoteLaunchStream(s);  // named once
+  });
+  ASSERT_EQ(p.error, "");
+  std::vector<nf::RecordWriter> drains(2);
+  tracer.Stop();
+  tracer.Drain(RealtimeNs(), &drains[0]);
+  const std::vector<uint8_t> bytes = testing::RankFileWith(drains);
+  std::vector<nf::StreamIdRecord> ids;
+  nf::RecordReader reader(bytes, sizeof(nf::FileHeader));
+  for (nf::RecordView r; reader.Next(&r) == nf::ReadStatus::kRecord;)
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kStreamId)) ASSERT_TRUE(nf::DecodePayload(r, &ids.emplace_back()));
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0].stream, stream);
+
+  model::RankTrace t = testing::ImportRankFile(bytes, "cupti_gpu", "default_kinds.cltrace");
+  EXPECT_TRUE(t.launches_unrecorded);
+  EXPECT_EQ(t.host.size(), 0u);  // no CUDA calls
+  int kernels = 0, copies = 0, sets = 0;
+  for (uint32_t i = 0; i < t.gpu.size(); ++i) {
+    const std::string_view name = t.strings.Get(t.gpu.name[i]);
+    if (name.find("commlens_test_") != std::string_view::npos) {
+      ++kernels;
+      EXPECT_EQ(static_cast<uint32_t>(t.gpu.stream[i]), ids[0].cupti_stream) << name;
+    }
+    copies += t.gpu.kind[i] == model::ActivityKind::kMemcpy && t.gpu.bytes[i] == p.copy_bytes;
+    sets += t.gpu.kind[i] == model::ActivityKind::kMemset && t.gpu.bytes[i] == p.set_bytes;
+  }
+  EXPECT_EQ(kernels, p.scale_kernels + p.add_kernels);
+  EXPECT_EQ(copies, 2);
+  EXPECT_EQ(sets, 1);
+}
+
 // Run alone (its own ctest entry): another client subscribed to CUPTI first, as the
 // PyTorch profiler or Nsight Systems does; the tracer must leave it be and say why.
 TEST(CuptiGpu, StepsAsideForAnotherSubscriber) {
@@ -172,8 +217,10 @@ TEST(CuptiGpu, StepsAsideForAnotherSubscriber) {
   std::vector<nf::RecordWriter> drains(1);
   tracer.Drain(RealtimeNs(), &drains[0]);
   model::RankTrace t = Import(drains, "stepped_aside.cltrace");
-  ASSERT_FALSE(t.notes.empty());
-  EXPECT_NE(t.notes.back().find("stepped aside"), std::string::npos) << t.notes.back();
+  // The tracer's note, among the reader's own (the drain has no end record).
+  std::string notes;
+  for (const std::string& n : t.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("stepped aside"), std::string::npos) << notes;
   EXPECT_EQ(t.gpu.size(), 0u);
   // The other client still holds CUPTI: the tracer's probe let go of nothing of its.
   using Unsubscribe = CUptiResult (*)(CUpti_SubscriberHandle);

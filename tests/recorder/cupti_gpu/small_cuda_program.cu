@@ -26,7 +26,7 @@ std::string InitCuda() {
   return e == cudaSuccess ? "" : cudaGetErrorString(e);
 }
 
-SmallProgram RunSmallProgram(int launches) {
+SmallProgram RunSmallProgram(int launches, const std::function<void(uint64_t)>& on_stream) {
   constexpr int kN = 1 << 20;
   SmallProgram p;
   p.copy_bytes = p.set_bytes = int64_t{kN} * sizeof(float);
@@ -39,6 +39,7 @@ SmallProgram RunSmallProgram(int launches) {
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   check(cudaMalloc(&x, p.copy_bytes), "cudaMalloc");
   if (!p.error.empty()) return p;
+  if (on_stream) on_stream(reinterpret_cast<uint64_t>(stream));
   check(cudaMemsetAsync(x, 0, p.set_bytes, stream), "cudaMemsetAsync");
   check(cudaMemcpyAsync(x, host.data(), p.copy_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
   for (int i = 0; i < launches; ++i) {

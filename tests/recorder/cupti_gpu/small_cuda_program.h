@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace commlens::recorder::cupti::testing {
@@ -20,7 +21,8 @@ struct SmallProgram {
 };
 
 // One buffer set, copied in, |launches| times each of two kernels on a stream of its
-// own, copied out, synchronized.
-SmallProgram RunSmallProgram(int launches);
+// own, copied out, synchronized. |on_stream| is told the stream (a cudaStream_t as a
+// number) while it exists.
+SmallProgram RunSmallProgram(int launches, const std::function<void(uint64_t)>& on_stream = nullptr);
 
 }  // namespace commlens::recorder::cupti::testing

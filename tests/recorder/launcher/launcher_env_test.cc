@@ -347,6 +347,47 @@ TEST(Record, CuptiOptionSetsTheTracerAndNvtx) {
   std::filesystem::remove_all(home);
 }
 
+// --cupti-kinds: named to the plugin; without nvtx, NVTX is not injected. With the tracer
+// on and no --events, NCCL's kernel-channel events are left out (the tracer's kernels time
+// the ops); --events keeps what it names.
+TEST(Record, CuptiKindsAndTheEventMask) {
+  Environment env({"PATH=/bin"});
+  CaptureWindow w;
+  w.cupti = "/opt/cuda/lib64/libcupti.so.13";
+  w.cupti_kinds = "kernel,memcpy";
+  SetPluginEnvironment("", "/data/run1", w, &env);
+  EXPECT_EQ(env.Get("NVTX_INJECTION64_PATH"), nullptr);
+  RecorderConfig cfg = ParseConfig(env.Lookup());
+  EXPECT_EQ(cfg.cupti_kinds, cupti::kCuptiKernels | cupti::kCuptiCopies);
+  EXPECT_TRUE(cfg.kernels_by_cupti);
+  EXPECT_EQ(cfg.event_mask, kDefaultEventMask & ~EventBit(EventKind::kKernelCh));
+
+  Environment with_events({"PATH=/bin"});
+  CaptureWindow e;
+  e.cupti = "/opt/cuda/lib64/libcupti.so.13";
+  e.events = "default";
+  SetPluginEnvironment("", "/data/run1", e, &with_events);
+  RecorderConfig kept = ParseConfig(with_events.Lookup());
+  EXPECT_FALSE(kept.kernels_by_cupti);
+  EXPECT_EQ(kept.event_mask, kDefaultEventMask);
+  EXPECT_EQ(kept.cupti_kinds, cupti::kDefaultCuptiKinds);
+  EXPECT_STREQ(with_events.Get("NVTX_INJECTION64_PATH"), "/opt/cuda/lib64/libcupti.so.13");
+
+  uint32_t kinds = 0;
+  EXPECT_TRUE(cupti::ParseCuptiKinds("sync,nvtx", &kinds));
+  EXPECT_EQ(kinds, cupti::kCuptiKernels | cupti::kCuptiSyncs | cupti::kCuptiNvtx);
+  EXPECT_TRUE(cupti::ParseCuptiKinds("default", &kinds));
+  EXPECT_EQ(kinds & cupti::kCuptiCalls, 0u);
+  EXPECT_FALSE(cupti::ParseCuptiKinds("kernel,bogus", &kinds));
+  EXPECT_EQ(kinds, cupti::kDefaultCuptiKinds);  // untouched
+
+  Environment bad_env({"COMMLENS_CUPTI=1", "COMMLENS_CUPTI_KINDS=kernels"});
+  RecorderConfig bad = ParseConfig(bad_env.Lookup());
+  EXPECT_EQ(bad.cupti_kinds, cupti::kDefaultCuptiKinds);
+  ASSERT_FALSE(bad.warnings.empty());
+  EXPECT_NE(bad.warnings.back().find("COMMLENS_CUPTI_KINDS=kernels"), std::string::npos);
+}
+
 TEST(Environment, EntriesAndQuoting) {
   Environment env({"B=2", "A=1", "BROKEN", "C=x=y"});
   env.Set("A", "one");
