@@ -125,6 +125,12 @@ struct PipelineStage {
   int replica = 0;  // which pipeline (data-parallel replica), by lowest rank
   double idle_share = 0;  // bubble share of its step time, the median over steps
   model::TimeNs compute = 0;  // compute per step, the median over steps
+  // The bubble the schedule leaves this stage when compute is all the step costs: the
+  // slowest stage's m v chunks back to back, the others' filling and draining the pipe
+  // once, 1 - C / (C_max + (sum C - C_max) / (m v)). The ideal when the stages are
+  // balanced; what is left above it is communication, launches and waits the schedule
+  // does not explain. -1 when unknown (no compute timeline, m unknown).
+  double paced_ideal = -1;
   model::TimeNs warmup_idle = 0, steady_idle = 0, cooldown_idle = 0;  // summed over steps
   std::vector<PipelineStep> steps;
 };

@@ -705,6 +705,15 @@ Pipeline DetectPipeline(const model::Trace& trace, const InWindow& in_window, St
       p.pace_compute = static_cast<TimeNs>(compute[top]);
       p.median_compute = static_cast<TimeNs>(median);
     }
+    // Each stage's bubble were the schedule's compute all the step: the slowest stage runs
+    // its m v chunks back to back, and the others' chunks fill and drain the pipe once,
+    // T = C_max + (sum C - C_max) / (m v) ((m v + p - 1) / (m v) C when balanced).
+    double total = 0;
+    for (double c : compute) total += c;
+    const double slowest = sorted.back();
+    const double paced_step = slowest + (total - slowest) / (micro * v);
+    if (slowest > 0 && p.microbatches > 0 && p.virtual_stages > 0)
+      for (PipelineStage& s : p.per_stage) s.paced_ideal = std::max(0.0, 1.0 - static_cast<double>(s.compute) / paced_step);
   }
   return p;
 }

@@ -334,6 +334,7 @@ json CrossRankJson(const model::Trace& trace, const analysis::CrossRankAnalysis&
                                             {"replica", s.replica},
                                             {"compute_us", Us(s.compute)},
                                             {"idle_share", s.idle_share},
+                                            {"paced_ideal_share", s.paced_ideal >= 0 ? json(s.paced_ideal) : json(nullptr)},
                                             {"warmup_idle_us", Us(s.warmup_idle)},
                                             {"steady_idle_us", Us(s.steady_idle)},
                                             {"cooldown_idle_us", Us(s.cooldown_idle)},

@@ -469,14 +469,16 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
       *out += fmt::format("  bubble per replica: {} (spread {:.1f} points)\n", each, 100.0 * p.replica_spread);
     }
     for (const auto& s : p.per_stage)
-      *out += fmt::format("  {}stage {:<2} rank {:<4} bubble {:5.1f}%  compute {:>10}  warm-up {:>10}  steady {:>10}  "
-                          "cool-down {:>10}\n",
+      *out += fmt::format("  {}stage {:<2} rank {:<4} bubble {:5.1f}% (paced {:>6})  compute {:>10}  warm-up {:>10}  "
+                          "steady {:>10}  cool-down {:>10}\n",
                           p.replicas > 1 ? fmt::format("replica {:<2} ", s.replica) : "", s.stage, s.rank,
-                          100.0 * s.idle_share, p.idle_known ? FormatDuration(s.compute) : std::string("-"),
+                          100.0 * s.idle_share, s.paced_ideal >= 0 ? fmt::format("{:.1f}%", 100.0 * s.paced_ideal) : "-",
+                          p.idle_known ? FormatDuration(s.compute) : std::string("-"),
                           FormatDuration(s.warmup_idle), FormatDuration(s.steady_idle), FormatDuration(s.cooldown_idle));
-    *out += "  bubble: a stage's idle and waiting-in-send/recv share of its step (median step); compute: its compute\n"
-            "  kernel time per step; warm-up/steady/cool-down: the bubble before its first message ended, until its\n"
-            "  last one started, after (summed over steps).\n";
+    *out += "  bubble: a stage's idle and waiting-in-send/recv share of its step (median step); paced: the bubble\n"
+            "  the schedule leaves it when compute is all the step costs, the slowest stage's setting the pace (the\n"
+            "  ideal when balanced); compute: its compute kernel time per step; warm-up/steady/cool-down: the bubble\n"
+            "  before its first message ended, until its last one started, after (summed over steps).\n";
   }
   if (!x.protocols.empty()) {
     *out += fmt::format("\n{:<14} {:<14} {:>10} {:<10} {:<8} {:>8} {:>7} {:>9}\n", "group", "op", "size", "algorithm",

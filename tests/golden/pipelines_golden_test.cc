@@ -175,5 +175,49 @@ TEST(Pipelines, HeavierLastStageSetsThePace) {
   EXPECT_TRUE(finding);
 }
 
+// A model heavy enough that compute fills the step (16 layers a stage, 8192-row
+// micro-batches; examples/traces/pipelines/megatron-1f1b*-big): every stage's bubble is
+// within 2.5 points of what the schedule leaves it at the measured compute (paced), the
+// balanced one within a few points of (p - 1) / (m + p - 1) where its compute is the
+// slowest stage's; with the last stage 1.5x heavier, it sets the pace and the other
+// stages' idle time per step grows by about its extra compute. The recordings of the
+// same runs give the same stages, m and schedule.
+TEST(Pipelines, BubblesAsTheScheduleAndTheComputeExplainThem) {
+  testing::Analyzed balanced = AnalyzeSample("pipelines/megatron-1f1b-big");
+  testing::Analyzed heavy = AnalyzeSample("pipelines/megatron-1f1b-heavy-big");
+  const analysis::Pipeline& b = Expect(balanced, 4, 1, 8, 1, "1F1B");
+  const analysis::Pipeline& h = Expect(heavy, 4, 1, 8, 1, "1F1B");
+  for (const analysis::Pipeline* p : {&b, &h})
+    for (const analysis::PipelineStage& s : p->per_stage) {
+      SCOPED_TRACE(s.stage);
+      ASSERT_GE(s.paced_ideal, 0);
+      EXPECT_NEAR(s.idle_share, s.paced_ideal, 0.025);
+    }
+  // Balanced: the slowest stage (the last: it also computes the loss) sits at the ideal;
+  // every stage within 12 points of it, the spread being the stages' compute.
+  EXPECT_EQ(b.pace_stage, -1);
+  EXPECT_NEAR(b.per_stage[3].idle_share, b.ideal_fraction, 0.02);
+  for (const analysis::PipelineStage& s : b.per_stage) EXPECT_NEAR(s.idle_share, b.ideal_fraction, 0.12) << s.stage;
+  // Heavy: stage 3 sets the pace; each other stage's idle time per step grows by stage 3's
+  // extra compute, less what its own compute grew (the runs differ by a few ms), within 10 %.
+  EXPECT_EQ(h.pace_stage, 3);
+  auto idle_per_step = [](const analysis::PipelineStage& s) {
+    double sum = 0;
+    for (const analysis::PipelineStep& st : s.steps) sum += static_cast<double>(st.warmup_idle + st.steady_idle + st.cooldown_idle);
+    return s.steps.empty() ? 0.0 : sum / static_cast<double>(s.steps.size());
+  };
+  const double extra = static_cast<double>(h.per_stage[3].compute - b.per_stage[3].compute);
+  ASSERT_GT(extra, 0);
+  for (int s = 0; s < 3; ++s) {
+    const double grown = idle_per_step(h.per_stage[s]) - idle_per_step(b.per_stage[s]);
+    const double own = static_cast<double>(h.per_stage[s].compute - b.per_stage[s].compute);
+    EXPECT_NEAR(grown / (extra - own), 1.0, 0.10) << "stage " << s;
+  }
+  for (const char* w : {"pipelines/megatron-1f1b-big/native", "pipelines/megatron-1f1b-heavy-big/native"}) {
+    SCOPED_TRACE(w);
+    Expect(AnalyzeSample(w), 4, 1, 8, 1, "1F1B");
+  }
+}
+
 }  // namespace
 }  // namespace commlens
