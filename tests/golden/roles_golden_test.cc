@@ -79,6 +79,33 @@ TEST(Roles, TheRecordingOfTheMeshNamesTheSameRoles) {
   EXPECT_FALSE(a.job.roles.has_kernels);
 }
 
+// The mesh with its DP traffic in coalesced batches (examples/traces/mesh-coalesced): the
+// profiler writes each batch as one op of the batch's bytes, the recording as the ops of
+// one group and launch; both count a batch once, 128 MiB, at the same bandwidth over the
+// transfer time (287 GB/s on these NVLinks), and the roles stay named.
+TEST(Roles, CoalescedBatchesCountOnce) {
+  std::map<std::string, double> busbw;  // input -> the DP all-reduce batches' busbw
+  for (const char* w : {"mesh-coalesced", "mesh-coalesced/native"}) {
+    SCOPED_TRACE(w);
+    testing::Analyzed a = AnalyzeSample(w);
+    ExpectTpDpMesh(RolesByMembers(a.trace, a.job.roles));
+    int dp_all_reduce = 0, dp_all_gather = 0;
+    for (const analysis::CollectiveBucket& b : a.job.collectives.buckets) {
+      if (b.size_lo != (128 << 20)) continue;
+      EXPECT_EQ(b.batched, std::string(w).find("native") != std::string::npos) << model::CommOpName(b.op);
+      if (b.op == model::CommOp::kAllReduce) {
+        ++dp_all_reduce;
+        EXPECT_NEAR(b.transfer_busbw_gbps, 287.0, 15.0);
+        busbw[w] = b.transfer_busbw_gbps;
+      }
+      dp_all_gather += b.op == model::CommOp::kAllGather;
+    }
+    EXPECT_EQ(dp_all_reduce, 2);  // one bucket row per DP group
+    EXPECT_EQ(dp_all_gather, 2);
+  }
+  EXPECT_NEAR(busbw["mesh-coalesced/native"] / busbw["mesh-coalesced"], 1.0, 0.05);
+}
+
 // Per step, each role's exposed communication is at most its communication, and together
 // (stretches exposed in two roles at once shared between them) they make the step's
 // exposed communication, and at most what the roles' kernels ran; on the mesh both roles

@@ -339,6 +339,36 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
 }
 
 // Appends the ops in time order; returns each one's record, by comm row.
+// The ops NCCL ran as one kernel: those of one group call (ncclGroupStart/End: a
+// batch_isend_irecv, coalesced collectives) on one communicator, where the group's
+// KernelLaunch events say it launched once there. (group API id, comm) -> its ops, for
+// the batches of two ops or more.
+std::map<std::pair<uint64_t, uint32_t>, std::vector<size_t>> Batches(const Decoded& d) {
+  std::unordered_map<uint64_t, uint64_t> group_of_api;  // Coll/P2p API event -> its group's
+  std::map<std::pair<uint64_t, uint32_t>, int> launches;
+  for (const nf::ApiRecord& a : d.apis) {
+    group_of_api[a.api_id] = a.parent_id;
+    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0) ++launches[{a.parent_id, a.comm}];
+  }
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<size_t>> batches;
+  if (launches.empty()) return batches;
+  for (size_t i = 0; i < d.ops.size(); ++i) {
+    const nf::OpRecord& o = d.ops[i];
+    if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) continue;
+    auto g = group_of_api.find(o.api_id);
+    if (g == group_of_api.end() || g->second == 0) continue;
+    batches[{g->second, o.comm}].push_back(i);
+  }
+  std::erase_if(batches, [&](const auto& b) {
+    auto l = launches.find(b.first);
+    return b.second.size() < 2 || l == launches.end() || l->second != 1;
+  });
+  return batches;
+}
+
+// The ops in start order, a batch's together (in the order NCCL was given them), each
+// spanning the batch's kernel and flagged (model::kCommBatched, kCommBatchNext after the
+// first): the analyses count a batch once, with its bytes summed.
 std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32_t, uint32_t>& group_of,
                                          bool seq_reliable, model::RankTrace* t) {
   std::unordered_map<uint64_t, int64_t> api_start;
@@ -346,11 +376,42 @@ std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32
   std::vector<Placed> placed;
   placed.reserve(d.ops.size());
   for (const nf::OpRecord& o : d.ops) placed.push_back(Place(d, o));
-  std::stable_sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.start < b.start; });
+  // Each op's sort key: its start, or its batch's (the batch's earliest start and its
+  // first op's index), then its index.
+  struct Key {
+    model::TimeNs start;
+    size_t batch;  // index of the batch's first op; the op's own when alone
+    size_t index;
+  };
+  std::vector<Key> keys(placed.size());
+  for (size_t i = 0; i < placed.size(); ++i) keys[i] = {placed[i].start, i, i};
+  std::vector<uint8_t> batched(placed.size(), 0);
+  for (const auto& [key, members] : Batches(d)) {
+    model::TimeNs start = placed[members[0]].start, end = placed[members[0]].end;
+    bool timed = true;
+    for (size_t m : members) {
+      start = std::min(start, placed[m].start), end = std::max(end, placed[m].end);
+      timed = timed && placed[m].gpu_timed;
+    }
+    for (size_t m : members) {
+      keys[m] = {start, members[0], m};
+      batched[m] = 1;
+      if (timed) placed[m].start = start, placed[m].end = end;  // one kernel: its span
+    }
+  }
+  std::vector<size_t> order(placed.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(keys[a].start, keys[a].batch, keys[a].index) < std::tie(keys[b].start, keys[b].batch, keys[b].index);
+  });
   std::vector<const nf::OpRecord*> rows;
-  for (const Placed& p : placed) {
-    AppendOp(d, p, group_of, api_start, seq_reliable, t);
-    rows.push_back(p.op);
+  size_t previous_batch = SIZE_MAX;
+  for (size_t i : order) {
+    AppendOp(d, placed[i], group_of, api_start, seq_reliable, t);
+    const uint32_t r = static_cast<uint32_t>(rows.size());
+    if (batched[i]) t->comms.flags[r] |= model::kCommBatched | (keys[i].batch == previous_batch ? model::kCommBatchNext : 0);
+    previous_batch = batched[i] ? keys[i].batch : SIZE_MAX;
+    rows.push_back(placed[i].op);
   }
   return rows;
 }

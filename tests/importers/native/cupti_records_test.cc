@@ -269,6 +269,46 @@ TEST(CuptiRecords, NcclOpsAreTimedByStreamOrderWithoutTheCudaCalls) {
   EXPECT_TRUE(said);
 }
 
+// The ops of one group call on a communicator that NCCL launched once (coalesced
+// all-reduces, a batch_isend_irecv) are one batch: consecutive rows, flagged, spanning the
+// kernel (when GPU-timed); another communicator's op that started between them stays
+// apart, and a group
+// launched twice on a communicator is no batch.
+TEST(CuptiRecords, OpsOfOneGroupLaunchAreABatch) {
+  CuptiFile f;
+  f.Comm(0, 2);
+  f.Comm(1, 2);
+  f.NcclApi(nf::ApiKind::kGroupApi, 1, 0, 0, 1'000, 9'000);
+  f.NcclApi(nf::ApiKind::kCollApi, 2, 1, 0, 1'100, 1'200);
+  f.Op(20, 2, 0, 1'150);
+  f.NcclApi(nf::ApiKind::kCollApi, 3, 1, 0, 3'100, 3'200);
+  f.Op(21, 3, 0, 3'150);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 4, 1, 0, 8'000, 8'500);
+  f.NcclApi(nf::ApiKind::kGroupApi, 5, 0, 1, 2'000, 2'900);  // comm 1's op, started between
+  f.NcclApi(nf::ApiKind::kCollApi, 6, 5, 1, 2'100, 2'200);
+  f.Op(22, 6, 1, 2'150);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 7, 5, 1, 2'500, 2'800);
+  f.NcclApi(nf::ApiKind::kGroupApi, 8, 0, 0, 20'000, 29'000);  // launched twice
+  f.NcclApi(nf::ApiKind::kCollApi, 9, 8, 0, 20'100, 20'200);
+  f.Op(23, 9, 0, 20'150);
+  f.NcclApi(nf::ApiKind::kCollApi, 10, 8, 0, 20'300, 20'400);
+  f.Op(24, 10, 0, 20'350);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 11, 8, 0, 25'000, 25'500);
+  f.NcclApi(nf::ApiKind::kKernelLaunch, 12, 8, 0, 26'000, 26'500);
+  f.End();
+  model::RankTrace t = Load(f.bytes(), "batches.cltrace");
+  ASSERT_EQ(t.comms.size(), 5u);
+  const uint8_t kBatch = model::kCommBatched, kNext = model::kCommBatchNext;
+  // Rows: the batch (ops 20, 21) together at its first op's place, then comm 1's op, then
+  // the two ops of the group launched twice, each alone.
+  EXPECT_EQ(t.comms.flags[0] & (kBatch | kNext), kBatch);
+  EXPECT_EQ(t.comms.flags[1] & (kBatch | kNext), kBatch | kNext);
+  EXPECT_EQ(t.comms.start[0], 1'150);  // no GPU timing here: each keeps its host times
+  EXPECT_EQ(t.comms.start[1], 3'150);
+  for (uint32_t r = 2; r < 5; ++r) EXPECT_EQ(t.comms.flags[r] & kBatch, 0) << r;
+  EXPECT_EQ(t.comms.start[2], 2'150);
+}
+
 TEST(CuptiRecords, TheTracersStateIsSaid) {
   CuptiFile f;
   f.Tracer(nf::TracerState::kSteppedAside, "the PyTorch profiler holds CUPTI", 0, 0);
