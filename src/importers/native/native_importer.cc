@@ -341,28 +341,45 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
 // Appends the ops in time order; returns each one's record, by comm row.
 // The ops NCCL ran as one kernel: those of one group call (ncclGroupStart/End: a
 // batch_isend_irecv, coalesced collectives) on one communicator, where the group's
-// KernelLaunch events say it launched once there. (group API id, comm) -> its ops, for
-// the batches of two ops or more.
-std::map<std::pair<uint64_t, uint32_t>, std::vector<size_t>> Batches(const Decoded& d) {
+// KernelLaunch events say it launched once there. The plugin's GroupApi events are per
+// communicator, so a group's API id names both. Each batch of two ops or more, as indices
+// into d.ops. Most groups hold one op (NCCL's implicit group around a lone call): counted
+// first, so that only the batches are gathered.
+std::vector<std::vector<size_t>> Batches(const Decoded& d) {
   std::unordered_map<uint64_t, uint64_t> group_of_api;  // Coll/P2p API event -> its group's
-  std::map<std::pair<uint64_t, uint32_t>, int> launches;
+  std::unordered_map<uint64_t, int> launches;           // group API id -> its kernel launches
+  group_of_api.reserve(d.apis.size());
   for (const nf::ApiRecord& a : d.apis) {
-    group_of_api[a.api_id] = a.parent_id;
-    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0) ++launches[{a.parent_id, a.comm}];
+    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) {
+      if (a.parent_id != 0) ++launches[a.parent_id];
+    } else if (a.parent_id != 0) {
+      group_of_api.emplace(a.api_id, a.parent_id);
+    }
   }
-  std::map<std::pair<uint64_t, uint32_t>, std::vector<size_t>> batches;
+  std::vector<std::vector<size_t>> batches;
   if (launches.empty()) return batches;
+  std::vector<uint64_t> group(d.ops.size(), 0);
+  std::unordered_map<uint64_t, uint32_t> members;  // group API id -> its ops; then its batch's index
   for (size_t i = 0; i < d.ops.size(); ++i) {
     const nf::OpRecord& o = d.ops[i];
     if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) continue;
     auto g = group_of_api.find(o.api_id);
-    if (g == group_of_api.end() || g->second == 0) continue;
-    batches[{g->second, o.comm}].push_back(i);
+    if (g == group_of_api.end()) continue;
+    group[i] = g->second;
+    ++members[g->second];
   }
-  std::erase_if(batches, [&](const auto& b) {
-    auto l = launches.find(b.first);
-    return b.second.size() < 2 || l == launches.end() || l->second != 1;
-  });
+  for (auto& [id, n] : members) {
+    auto l = launches.find(id);
+    if (n >= 2 && l != launches.end() && l->second == 1) {
+      n = static_cast<uint32_t>(batches.size());
+      batches.emplace_back();
+    } else {
+      n = UINT32_MAX;
+    }
+  }
+  for (size_t i = 0; i < d.ops.size(); ++i)
+    if (group[i] != 0)
+      if (uint32_t b = members[group[i]]; b != UINT32_MAX) batches[b].push_back(i);
   return batches;
 }
 
@@ -386,7 +403,7 @@ std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32
   std::vector<Key> keys(placed.size());
   for (size_t i = 0; i < placed.size(); ++i) keys[i] = {placed[i].start, i, i};
   std::vector<uint8_t> batched(placed.size(), 0);
-  for (const auto& [key, members] : Batches(d)) {
+  for (const std::vector<size_t>& members : Batches(d)) {
     model::TimeNs start = placed[members[0]].start, end = placed[members[0]].end;
     bool timed = true;
     for (size_t m : members) {
