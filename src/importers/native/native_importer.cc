@@ -9,6 +9,7 @@
 #include <span>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/file.h"
@@ -405,11 +406,15 @@ std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32
   std::vector<uint8_t> batched(placed.size(), 0);
   for (const std::vector<size_t>& members : Batches(d)) {
     model::TimeNs start = placed[members[0]].start, end = placed[members[0]].end;
-    bool timed = true;
+    bool timed = true, any_timed = false;
     for (size_t m : members) {
       start = std::min(start, placed[m].start), end = std::max(end, placed[m].end);
       timed = timed && placed[m].gpu_timed;
+      any_timed = any_timed || placed[m].gpu_timed;
     }
+    // Some ops timed and some not (kernel timing for 1 op in N): their times are of two
+    // kinds, no one span; each stays an op of its own.
+    if (any_timed && !timed) continue;
     for (size_t m : members) {
       keys[m] = {start, members[0], m};
       batched[m] = 1;
@@ -461,56 +466,127 @@ std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByLaunchCall(const
   return found;
 }
 
+// NCCL's kernel names: ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...), ncclSymkDevKernel_*
+// (symmetric kernels), ncclKernel_* (older NCCL).
+bool IsNcclKernel(std::string_view name) { return StartsWith(name, "nccl") && name.find("Kernel") != std::string_view::npos; }
+
+// What an NCCL kernel or op does, as far as telling a launch's kernel goes: its
+// collective, "SendRecv" for point-to-point (NCCL's all-to-all, gather and scatter run
+// as sends and receives), "" when it cannot be told (a Generic kernel, an unknown name).
+std::string_view KernelFamily(std::string_view name) {
+  const size_t at = name.find("Kernel_");
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = name.substr(at + 7);
+  rest = rest.substr(0, rest.find_first_of("_(<"));
+  for (std::string_view f : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv"})
+    if (rest == f) return f;
+  return {};
+}
+std::string_view OpFamily(std::string_view func) {
+  for (std::string_view f : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce"})
+    if (func == f) return f;
+  for (std::string_view f : {"Send", "Recv", "AllToAll", "Gather", "Scatter", "SendRecv"})
+    if (func == f) return "SendRecv";
+  return {};
+}
+
 // The same without the CUDA calls (the tracer's default): the StreamId records give each
 // launch's CUPTI stream, and the launches on a stream take its NCCL kernels in order,
 // each the first kernel not yet taken that had not ended when the launch began (not its
 // start: CUPTI's conversion of GPU times to the host clock may read a little early, while
-// the end comes a launch latency and a kernel after the launch). Kernels whose launch
-// was not recorded are passed over as later launches find theirs. CUPTI cannot name a
-// context's default stream (stream 0: PyTorch launches a synchronous collective on the
-// caller's stream, often that one) from the recorder's thread: one launch stream left
-// unnamed pairs with the one CUPTI stream whose NCCL kernels no named stream claims.
+// the end comes a launch latency and a kernel after the launch) and that runs the
+// launch's collective (by the kernel's name), so that a kernel whose launch was not
+// recorded is passed over. Graph-captured launches run their kernels later: left out.
+// Launches left without a kernel may be the first ones (recorded before the tracer ran:
+// its attach takes a while): such a stream is matched again from its end, and the
+// pairing whose kernels start closer to their launches is kept. CUPTI cannot name a context's default stream (stream 0: PyTorch
+// launches a synchronous collective on the caller's stream, often that one) from the
+// recorder's thread: one launch stream left unnamed pairs with the one CUPTI stream whose
+// NCCL kernels no named stream claims.
 std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByStreamOrder(const Decoded& d, const model::RankTrace& t) {
   std::vector<std::pair<const nf::ApiRecord*, uint32_t>> found;
   std::unordered_map<uint64_t, uint32_t> cupti_stream;  // cudaStream_t -> CUPTI's id
-  for (const nf::StreamIdRecord& s : d.cupti.stream_ids()) cupti_stream.emplace(s.stream, s.cupti_stream);
+  std::unordered_set<uint32_t> named;                   // CUPTI ids some launch stream has
+  for (const nf::StreamIdRecord& s : d.cupti.stream_ids())
+    if (cupti_stream.emplace(s.stream, s.cupti_stream).second) named.insert(s.cupti_stream);
   std::unordered_map<uint32_t, std::vector<uint32_t>> kernels;  // CUPTI stream -> its NCCL kernels
-  for (uint32_t i = 0; i < t.gpu.size(); ++i) {
-    if (t.gpu.kind[i] != model::ActivityKind::kKernel) continue;
-    const std::string_view name = t.strings.Get(t.gpu.name[i]);
-    if (StartsWith(name, "ncclDevKernel") || StartsWith(name, "ncclKernel"))
+  for (uint32_t i = 0; i < t.gpu.size(); ++i)
+    if (t.gpu.kind[i] == model::ActivityKind::kKernel && IsNcclKernel(t.strings.Get(t.gpu.name[i])))
       kernels[static_cast<uint32_t>(t.gpu.stream[i])].push_back(i);
-  }
   if (kernels.empty()) return found;
-  std::vector<uint64_t> unnamed;  // launch streams without a StreamId record
+  auto launch_of = [](const nf::ApiRecord& a) {
+    return a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0 && !a.graph_captured;
+  };
+  std::unordered_set<uint64_t> unnamed;  // launch streams without a StreamId record (2 are enough to know)
   for (const nf::ApiRecord& a : d.apis)
-    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0 && !cupti_stream.count(a.stream) &&
-        std::find(unnamed.begin(), unnamed.end(), a.stream) == unnamed.end())
-      unnamed.push_back(a.stream);
+    if (launch_of(a) && !cupti_stream.count(a.stream) && unnamed.size() < 2) unnamed.insert(a.stream);
   std::vector<uint32_t> unclaimed;  // CUPTI streams with NCCL kernels that no named stream is
-  for (const auto& [stream, rows] : kernels) {
-    bool claimed = false;
-    for (const auto& [pointer, id] : cupti_stream) claimed |= id == stream;
-    if (!claimed) unclaimed.push_back(stream);
-  }
-  if (unnamed.size() == 1 && unclaimed.size() == 1) cupti_stream.emplace(unnamed[0], unclaimed[0]);
+  for (const auto& [stream, rows] : kernels)
+    if (!named.count(stream)) unclaimed.push_back(stream);
+  if (unnamed.size() == 1 && unclaimed.size() == 1) cupti_stream.emplace(*unnamed.begin(), unclaimed[0]);
   if (cupti_stream.empty()) return found;
   for (auto& [stream, rows] : kernels)
     std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return t.gpu.start[a] < t.gpu.start[b]; });
-  std::vector<const nf::ApiRecord*> launches;
+  // Each group's collective family, from its first op.
+  std::unordered_map<uint64_t, uint64_t> group_of_api;
   for (const nf::ApiRecord& a : d.apis)
-    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch) && a.parent_id != 0 && cupti_stream.count(a.stream))
-      launches.push_back(&a);
-  std::stable_sort(launches.begin(), launches.end(),
-                   [](const nf::ApiRecord* a, const nf::ApiRecord* b) { return a->host_start_ns < b->host_start_ns; });
-  std::unordered_map<uint32_t, size_t> next;  // CUPTI stream -> its first kernel not taken
-  for (const nf::ApiRecord* a : launches) {
-    const uint32_t stream = cupti_stream[a->stream];
-    auto k = kernels.find(stream);
-    if (k == kernels.end()) continue;
-    size_t& i = next[stream];
-    while (i < k->second.size() && t.gpu.end[k->second[i]] < a->host_start_ns) ++i;
-    if (i < k->second.size()) found.emplace_back(a, k->second[i++]);
+    if (a.parent_id != 0 && a.kind != static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) group_of_api.emplace(a.api_id, a.parent_id);
+  std::unordered_map<uint64_t, std::string_view> family;  // group API id -> what its ops do
+  std::unordered_map<uint32_t, std::string> func_text;
+  for (const nf::OpRecord& o : d.ops) {
+    auto g = group_of_api.find(o.api_id);
+    if (g == group_of_api.end() || family.count(g->second)) continue;
+    auto [text, added] = func_text.try_emplace(o.func);
+    if (added) text->second = StringOf(d, o.func);
+    family.emplace(g->second, o.kind == static_cast<uint8_t>(nf::OpKind::kP2p) ? std::string_view("SendRecv") : OpFamily(text->second));
+  }
+  std::unordered_map<uint32_t, std::vector<const nf::ApiRecord*>> launches;  // CUPTI stream -> its launches
+  for (const nf::ApiRecord& a : d.apis)
+    if (launch_of(a))
+      if (auto s = cupti_stream.find(a.stream); s != cupti_stream.end() && kernels.count(s->second)) launches[s->second].push_back(&a);
+  auto fits = [&](const nf::ApiRecord* a, uint32_t kernel) {
+    auto f = family.find(a->parent_id);
+    const std::string_view want = f == family.end() ? std::string_view() : f->second;
+    const std::string_view got = KernelFamily(t.strings.Get(t.gpu.name[kernel]));
+    return want.empty() || got.empty() || want == got;
+  };
+  for (auto& [stream, list] : launches) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const nf::ApiRecord* a, const nf::ApiRecord* b) { return a->host_start_ns < b->host_start_ns; });
+    const std::vector<uint32_t>& rows = kernels[stream];
+    std::vector<std::pair<const nf::ApiRecord*, uint32_t>> forward;
+    size_t i = 0;
+    for (const nf::ApiRecord* a : list) {
+      while (i < rows.size() && (t.gpu.end[rows[i]] < a->host_start_ns || !fits(a, rows[i]))) ++i;
+      if (i == rows.size()) break;
+      forward.emplace_back(a, rows[i++]);
+    }
+    if (forward.size() < list.size()) {
+      // Launches left over: either the last ones' kernels were not recorded (the process
+      // ended), or the first ones' (recorded before the tracer ran), and then every pair
+      // is one launch late. Matched from the end too (each launch the last kernel not yet
+      // taken that ran its collective and ended after it began), the pairing whose kernels
+      // start closer to their launches (the median) is kept: a shifted one pairs each
+      // launch with a later launch's kernel.
+      std::vector<std::pair<const nf::ApiRecord*, uint32_t>> backward;
+      size_t k = rows.size();
+      for (auto a = list.rbegin(); a != list.rend() && k > 0; ++a) {
+        size_t j = k;
+        while (j > 0 && !fits(*a, rows[j - 1])) --j;
+        if (j == 0 || t.gpu.end[rows[j - 1]] < (*a)->host_start_ns) continue;
+        backward.emplace_back(*a, rows[j - 1]);
+        k = j - 1;
+      }
+      auto median_lag = [&](const std::vector<std::pair<const nf::ApiRecord*, uint32_t>>& pairs) {
+        std::vector<model::TimeNs> lag;
+        for (const auto& [a, k] : pairs) lag.push_back(t.gpu.start[k] - a->host_start_ns);
+        if (lag.empty()) return INT64_MAX;
+        std::nth_element(lag.begin(), lag.begin() + lag.size() / 2, lag.end());
+        return lag[lag.size() / 2];
+      };
+      if (backward.size() >= forward.size() && median_lag(backward) < median_lag(forward)) forward = std::move(backward);
+    }
+    found.insert(found.end(), forward.begin(), forward.end());
   }
   return found;
 }

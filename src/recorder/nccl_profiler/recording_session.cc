@@ -105,13 +105,19 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   abi_version_ = params.abi_version;
   supported_mask_ = supported;
   full_mask_ = cfg_.event_mask & supported;
-  kernel_sample_ = (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
+  // With the kernel bit the tracer's fallback may put back: sampling holds then too.
+  kernel_sample_ = ((full_mask_ | (cfg_.kernels_by_cupti ? EventBit(EventKind::kKernelCh) : 0)) &
+                    EventBit(EventKind::kKernelCh))
+                       ? cfg_.kernel_sample
+                       : 1;
   ops_started_.store(0);
   start_mono_ns_ = MonotonicNs();
   start_real_ns_ = RealtimeNs();
   next_index_ = 0;
   live_contexts_ = 0;
   serializer_ = Serializer();
+  if (tracer_)  // a later session keeps the tracer: its streams are named again in its file
+    serializer_.on_launch_stream = [tracer = tracer_](uint64_t stream) { tracer->NoteLaunchStream(stream); };
   seq_gaps_.store(0);
   total_colls_.store(0);
   colls_reached_.store(false);
@@ -228,15 +234,18 @@ void Session::Finalize(Context* ctx) {
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
 void Session::StopSession(nf::EndReason reason) {
   StopFlusher();
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    recording_.store(false, std::memory_order_relaxed);
+    StoreMask(mask_ptr_.load(), 0);
+    SerializeLocked(true);  // before the tracer stops: the last launches name their streams
+  }
   if (cupti::Tracer* tracer = ActiveTracer()) {
     tracer->Stop();
     DrainTracer();
   }
   {
     std::lock_guard<std::mutex> g(mu_);
-    recording_.store(false, std::memory_order_relaxed);
-    StoreMask(mask_ptr_.load(), 0);
-    SerializeLocked(true);
     nf::EndRecord end{};
     end.time_ns = RealtimeNs();
     end.reason = static_cast<uint32_t>(reason);
@@ -288,8 +297,15 @@ void Session::FlusherLoop() {
     now = MonotonicNs();
     if (!cfg_.control_path.empty()) PollControl();
     UpdateWindow(now);
-    ApplyRecordingState();
-    PauseTracerUnlessRecording();
+    // The tracer on before NCCL's events, and NCCL's events off before the tracer: a launch
+    // the file holds then has its kernel there too (the reader pairs them by stream order).
+    if (RecordingWanted()) {
+      PauseTracerUnlessRecording();
+      ApplyRecordingState();
+    } else {
+      ApplyRecordingState();
+      PauseTracerUnlessRecording();
+    }
     if (now >= next_flush) {
       Flush();
       next_flush = now + interval_ns;

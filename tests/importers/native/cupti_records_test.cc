@@ -269,6 +269,52 @@ TEST(CuptiRecords, NcclOpsAreTimedByStreamOrderWithoutTheCudaCalls) {
   EXPECT_TRUE(said);
 }
 
+// Stream order where it is hard: the first two launches were recorded before the tracer
+// ran (no kernels), so matching from the start would pair every launch with a later
+// launch's kernel; the pairing from the end starts its kernels closer to their launches
+// and is kept. A symmetric kernel (ncclSymkDevKernel_*) is NCCL's too; an all-gather
+// kernel whose launch was not recorded sits among the all-reduces and is passed over.
+// Then a rank killed before its last two kernels ran: the pairing from the start stays.
+TEST(CuptiRecords, StreamOrderSurvivesLaunchesWithoutKernels) {
+  constexpr uint64_t kStream = 0x7f0011;
+  auto file = [&](bool first_missing) {
+    CuptiFile f;
+    f.Comm(0, 2);
+    f.StreamId(kStream, 31);
+    uint64_t id = 100;
+    for (int k = 0; k < 6; ++k) {
+      const int64_t t0 = 1'000'000 * (k + 1);
+      const uint64_t group = id++, call = id++;
+      f.NcclApi(nf::ApiKind::kGroupApi, group, 0, 0, t0, t0 + 800);
+      f.NcclApi(nf::ApiKind::kCollApi, call, group, 0, t0 + 100, t0 + 200);
+      f.Op(call, call, 0, t0 + 150);
+      f.NcclApi(nf::ApiKind::kKernelLaunch, id++, group, 0, t0 + 300, t0 + 700, kStream);
+      const bool recorded = first_missing ? k >= 2 : k < 4;
+      if (recorded)  // each kernel 20 us after its launch, 100 us long
+        f.Gpu(nf::GpuActivityKind::kKernel, k == 3 ? "ncclSymkDevKernel_AllReduce_bf16_LL" : "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+              t0 + 20'000, t0 + 120'000, 1 + k, 31);
+      if (k == 4) f.Gpu(nf::GpuActivityKind::kKernel, "ncclDevKernel_AllGather_RING_LL", t0 + 130'000, t0 + 140'000, 50, 31);
+    }
+    f.End();
+    return f;
+  };
+  model::RankTrace late = Load(file(true).bytes(), "late_attach.cltrace");
+  ASSERT_EQ(late.comms.size(), 6u);
+  for (uint32_t r = 0; r < 6; ++r) {
+    SCOPED_TRACE(r);
+    if (r < 2) {
+      EXPECT_NE(late.comms.flags[r] & model::kCommNoGpuTiming, 0u);
+    } else {
+      EXPECT_EQ(late.comms.start[r], 1'000'000 * (r + 1) + 20'000);
+      EXPECT_EQ(late.comms.flags[r] & model::kCommNoGpuTiming, 0u);
+    }
+  }
+  model::RankTrace killed = Load(file(false).bytes(), "killed.cltrace");
+  ASSERT_EQ(killed.comms.size(), 6u);
+  for (uint32_t r = 0; r < 4; ++r) EXPECT_EQ(killed.comms.start[r], 1'000'000 * (r + 1) + 20'000) << r;
+  for (uint32_t r = 4; r < 6; ++r) EXPECT_NE(killed.comms.flags[r] & model::kCommNoGpuTiming, 0u) << r;
+}
+
 // The ops of one group call on a communicator that NCCL launched once (coalesced
 // all-reduces, a batch_isend_irecv) are one batch: consecutive rows, flagged, spanning the
 // kernel (when GPU-timed); another communicator's op that started between them stays
