@@ -17,6 +17,7 @@
 #include "importers/native/cupti_records.h"
 #include "importers/native/gpu_clock.h"
 #include "importers/native/sampler_records.h"
+#include "model/collective.h"
 #include "native_format/format.h"
 #include "native_format/record_reader.h"
 
@@ -57,6 +58,10 @@ struct Decoded {
   std::unordered_map<uint64_t, PhaseSums> initial_syncs;  // by op_id (1.5)
   std::vector<nf::ProxyOpRecord> proxy_ops;
   std::vector<nf::ApiRecord> apis;
+  // From |apis| once decoded (IndexGroups): each Coll/P2p API event's group (GroupApi id,
+  // one per communicator), and each group's kernel launches.
+  std::unordered_map<uint64_t, uint64_t> group_of_api;
+  std::unordered_map<uint64_t, int> launches_of_group;
   std::map<uint32_t, nf::StatsRecord> stats;  // the last, cumulative one per comm
   std::vector<nf::MarkRecord> marks;
   bool ended = false;
@@ -339,7 +344,16 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }
 
-// Appends the ops in time order; returns each one's record, by comm row.
+// The groups of the API events, for the batches and the kernels' launches.
+void IndexGroups(Decoded* d) {
+  d->group_of_api.reserve(d->apis.size());
+  for (const nf::ApiRecord& a : d->apis) {
+    if (a.parent_id == 0) continue;
+    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) ++d->launches_of_group[a.parent_id];
+    else d->group_of_api.emplace(a.api_id, a.parent_id);
+  }
+}
+
 // The ops NCCL ran as one kernel: those of one group call (ncclGroupStart/End: a
 // batch_isend_irecv, coalesced collectives) on one communicator, where the group's
 // KernelLaunch events say it launched once there. The plugin's GroupApi events are per
@@ -347,31 +361,21 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
 // into d.ops. Most groups hold one op (NCCL's implicit group around a lone call): counted
 // first, so that only the batches are gathered.
 std::vector<std::vector<size_t>> Batches(const Decoded& d) {
-  std::unordered_map<uint64_t, uint64_t> group_of_api;  // Coll/P2p API event -> its group's
-  std::unordered_map<uint64_t, int> launches;           // group API id -> its kernel launches
-  group_of_api.reserve(d.apis.size());
-  for (const nf::ApiRecord& a : d.apis) {
-    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) {
-      if (a.parent_id != 0) ++launches[a.parent_id];
-    } else if (a.parent_id != 0) {
-      group_of_api.emplace(a.api_id, a.parent_id);
-    }
-  }
   std::vector<std::vector<size_t>> batches;
-  if (launches.empty()) return batches;
+  if (d.launches_of_group.empty()) return batches;
   std::vector<uint64_t> group(d.ops.size(), 0);
   std::unordered_map<uint64_t, uint32_t> members;  // group API id -> its ops; then its batch's index
   for (size_t i = 0; i < d.ops.size(); ++i) {
     const nf::OpRecord& o = d.ops[i];
     if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) continue;
-    auto g = group_of_api.find(o.api_id);
-    if (g == group_of_api.end()) continue;
+    auto g = d.group_of_api.find(o.api_id);
+    if (g == d.group_of_api.end()) continue;
     group[i] = g->second;
     ++members[g->second];
   }
   for (auto& [id, n] : members) {
-    auto l = launches.find(id);
-    if (n >= 2 && l != launches.end() && l->second == 1) {
+    auto l = d.launches_of_group.find(id);
+    if (n >= 2 && l != d.launches_of_group.end() && l->second == 1) {
       n = static_cast<uint32_t>(batches.size());
       batches.emplace_back();
     } else {
@@ -384,9 +388,10 @@ std::vector<std::vector<size_t>> Batches(const Decoded& d) {
   return batches;
 }
 
-// The ops in start order, a batch's together (in the order NCCL was given them), each
+// Appends the ops in start order, a batch's together (in the order NCCL was given them), each
 // spanning the batch's kernel and flagged (model::kCommBatched, kCommBatchNext after the
-// first): the analyses count a batch once, with its bytes summed.
+// first): the analyses count a batch once, with its bytes summed. Returns each one's
+// record, by comm row.
 std::vector<const nf::OpRecord*> FillOps(const Decoded& d, const std::map<uint32_t, uint32_t>& group_of,
                                          bool seq_reliable, model::RankTrace* t) {
   std::unordered_map<uint64_t, int64_t> api_start;
@@ -471,23 +476,13 @@ std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByLaunchCall(const
 bool IsNcclKernel(std::string_view name) { return StartsWith(name, "nccl") && name.find("Kernel") != std::string_view::npos; }
 
 // What an NCCL kernel or op does, as far as telling a launch's kernel goes: its
-// collective, "SendRecv" for point-to-point (NCCL's all-to-all, gather and scatter run
-// as sends and receives), "" when it cannot be told (a Generic kernel, an unknown name).
-std::string_view KernelFamily(std::string_view name) {
-  const size_t at = name.find("Kernel_");
-  if (at == std::string_view::npos) return {};
-  std::string_view rest = name.substr(at + 7);
-  rest = rest.substr(0, rest.find_first_of("_(<"));
-  for (std::string_view f : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv"})
-    if (rest == f) return f;
-  return {};
-}
-std::string_view OpFamily(std::string_view func) {
-  for (std::string_view f : {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce"})
-    if (func == f) return f;
-  for (std::string_view f : {"Send", "Recv", "AllToAll", "Gather", "Scatter", "SendRecv"})
-    if (func == f) return "SendRecv";
-  return {};
+// collective, kSendRecv for point-to-point (NCCL runs all-to-all, gather and scatter as
+// sends and receives), kUnknown when it cannot be told (a Generic kernel).
+model::CommOp LaunchFamily(model::CommOp op) {
+  using model::CommOp;
+  return model::IsPointToPoint(op) || op == CommOp::kAllToAll || op == CommOp::kGather || op == CommOp::kScatter
+             ? CommOp::kSendRecv
+             : op;
 }
 
 // The same without the CUDA calls (the tracer's default): the StreamId records give each
@@ -499,10 +494,10 @@ std::string_view OpFamily(std::string_view func) {
 // recorded is passed over. Graph-captured launches run their kernels later: left out.
 // Launches left without a kernel may be the first ones (recorded before the tracer ran:
 // its attach takes a while): such a stream is matched again from its end, and the
-// pairing whose kernels start closer to their launches is kept. CUPTI cannot name a context's default stream (stream 0: PyTorch
-// launches a synchronous collective on the caller's stream, often that one) from the
-// recorder's thread: one launch stream left unnamed pairs with the one CUPTI stream whose
-// NCCL kernels no named stream claims.
+// pairing whose kernels start closer to their launches is kept. CUPTI cannot name a
+// context's default stream (stream 0: PyTorch launches a synchronous collective on the
+// caller's stream, often that one) from the recorder's thread: one launch stream left
+// unnamed pairs with the one CUPTI stream whose NCCL kernels no named stream claims.
 std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByStreamOrder(const Decoded& d, const model::RankTrace& t) {
   std::vector<std::pair<const nf::ApiRecord*, uint32_t>> found;
   std::unordered_map<uint64_t, uint32_t> cupti_stream;  // cudaStream_t -> CUPTI's id
@@ -528,17 +523,15 @@ std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByStreamOrder(cons
   for (auto& [stream, rows] : kernels)
     std::stable_sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) { return t.gpu.start[a] < t.gpu.start[b]; });
   // Each group's collective family, from its first op.
-  std::unordered_map<uint64_t, uint64_t> group_of_api;
-  for (const nf::ApiRecord& a : d.apis)
-    if (a.parent_id != 0 && a.kind != static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) group_of_api.emplace(a.api_id, a.parent_id);
-  std::unordered_map<uint64_t, std::string_view> family;  // group API id -> what its ops do
-  std::unordered_map<uint32_t, std::string> func_text;
+  std::unordered_map<uint64_t, model::CommOp> family;  // group API id -> what its ops do
+  std::unordered_map<uint32_t, model::CommOp> func_op;  // string id -> its op
   for (const nf::OpRecord& o : d.ops) {
-    auto g = group_of_api.find(o.api_id);
-    if (g == group_of_api.end() || family.count(g->second)) continue;
-    auto [text, added] = func_text.try_emplace(o.func);
-    if (added) text->second = StringOf(d, o.func);
-    family.emplace(g->second, o.kind == static_cast<uint8_t>(nf::OpKind::kP2p) ? std::string_view("SendRecv") : OpFamily(text->second));
+    auto g = d.group_of_api.find(o.api_id);
+    if (g == d.group_of_api.end() || family.count(g->second)) continue;
+    auto [op, added] = func_op.try_emplace(o.func);
+    if (added) op->second = model::CommOpFromNcclFunc(StringOf(d, o.func));
+    family.emplace(g->second, o.kind == static_cast<uint8_t>(nf::OpKind::kP2p) ? model::CommOp::kSendRecv
+                                                                              : LaunchFamily(op->second));
   }
   std::unordered_map<uint32_t, std::vector<const nf::ApiRecord*>> launches;  // CUPTI stream -> its launches
   for (const nf::ApiRecord& a : d.apis)
@@ -546,9 +539,9 @@ std::vector<std::pair<const nf::ApiRecord*, uint32_t>> KernelsByStreamOrder(cons
       if (auto s = cupti_stream.find(a.stream); s != cupti_stream.end() && kernels.count(s->second)) launches[s->second].push_back(&a);
   auto fits = [&](const nf::ApiRecord* a, uint32_t kernel) {
     auto f = family.find(a->parent_id);
-    const std::string_view want = f == family.end() ? std::string_view() : f->second;
-    const std::string_view got = KernelFamily(t.strings.Get(t.gpu.name[kernel]));
-    return want.empty() || got.empty() || want == got;
+    const model::CommOp want = f == family.end() ? model::CommOp::kUnknown : f->second;
+    const model::CommOp got = LaunchFamily(model::CommOpFromNcclKernelName(t.strings.Get(t.gpu.name[kernel])));
+    return want == model::CommOp::kUnknown || got == model::CommOp::kUnknown || want == got;
   };
   for (auto& [stream, list] : launches) {
     std::stable_sort(list.begin(), list.end(),
@@ -609,13 +602,11 @@ uint64_t TimeOpsByKernels(const Decoded& d, const std::vector<const nf::OpRecord
     if (!added && slot->second != kernel) slot->second = kSeveral;
   }
   if (launch_kernel.empty()) return 0;
-  std::unordered_map<uint64_t, uint64_t> group_of_api;  // Coll/P2p API event -> its group's
-  for (const nf::ApiRecord& a : d.apis) group_of_api[a.api_id] = a.parent_id;
   uint64_t timed = 0;
   for (uint32_t r = 0; r < op_rows.size(); ++r) {
     const nf::OpRecord& o = *op_rows[r];
-    auto g = group_of_api.find(o.api_id);
-    if (g == group_of_api.end()) continue;
+    auto g = d.group_of_api.find(o.api_id);
+    if (g == d.group_of_api.end()) continue;
     auto k = launch_kernel.find({g->second, o.comm});
     if (k == launch_kernel.end() || k->second == kSeveral) continue;
     const uint32_t kernel = k->second;
@@ -717,6 +708,7 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
   t.input_bytes = bytes.size();
   Decoded d;
   DecodeAll(bytes, header.header_size, &d, &t.stats);
+  IndexGroups(&d);
   if (!d.has_process) return Error(path + ": native trace has no process record (cut short after its header)");
 
   bool seq_reliable = true;

@@ -105,19 +105,14 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   abi_version_ = params.abi_version;
   supported_mask_ = supported;
   full_mask_ = cfg_.event_mask & supported;
-  // With the kernel bit the tracer's fallback may put back: sampling holds then too.
-  kernel_sample_ = ((full_mask_ | (cfg_.kernels_by_cupti ? EventBit(EventKind::kKernelCh) : 0)) &
-                    EventBit(EventKind::kKernelCh))
-                       ? cfg_.kernel_sample
-                       : 1;
+  // Also with the kernel bit the tracer's fallback may put back: sampling holds then too.
+  kernel_sample_ = cfg_.kernels_by_cupti || (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
   ops_started_.store(0);
   start_mono_ns_ = MonotonicNs();
   start_real_ns_ = RealtimeNs();
   next_index_ = 0;
   live_contexts_ = 0;
   serializer_ = Serializer();
-  if (tracer_)  // a later session keeps the tracer: its streams are named again in its file
-    serializer_.on_launch_stream = [tracer = tracer_](uint64_t stream) { tracer->NoteLaunchStream(stream); };
   seq_gaps_.store(0);
   total_colls_.store(0);
   colls_reached_.store(false);
@@ -138,10 +133,10 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
   // should not wait for it.
-  if (cfg_.cupti && !tracer_) {
-    tracer_ = new cupti::Tracer(cupti::NewCuptiBackend(cfg_.cupti_library, cfg_.cupti_kinds));
-    serializer_.on_launch_stream = [tracer = tracer_](uint64_t stream) { tracer->NoteLaunchStream(stream); };
-  }
+  if (cfg_.cupti && !tracer_) tracer_ = new cupti::Tracer(cupti::NewCuptiBackend(cfg_.cupti_library, cfg_.cupti_kinds));
+  // Each session's file names its launch streams (a later session keeps the tracer).
+  if (cupti::Tracer* tracer = ActiveTracer())
+    serializer_.on_launch_stream = [tracer](uint64_t stream) { tracer->NoteLaunchStream(stream); };
   stop_flusher_ = false;
   try {
     flusher_ = std::make_unique<std::thread>(&Session::FlusherLoop, this);
@@ -452,8 +447,8 @@ void Session::SampleKernels() {
   const uint64_t k = ops_started_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
   const bool time_next = k % kernel_sample_ == 0;
-  StoreMask(mask_ptr_.load(std::memory_order_relaxed),
-            time_next ? full_mask_.load(std::memory_order_relaxed) : full_mask_.load(std::memory_order_relaxed) & ~kKernelBits);
+  const uint32_t full = full_mask_.load(std::memory_order_relaxed);
+  StoreMask(mask_ptr_.load(std::memory_order_relaxed), time_next ? full : full & ~kKernelBits);
 }
 
 void Session::ApplyRecordingState() {
