@@ -113,7 +113,6 @@ void CountExchanges(const model::RankTrace& r, std::vector<OpMix>* mix) {
   }
 }
 
-
 std::string Pct(uint64_t part, uint64_t whole) {
   return fmt::format("{:.0f}%", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
 }

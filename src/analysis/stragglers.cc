@@ -4,8 +4,8 @@
 
 #include "analysis/arrivals.h"
 #include "analysis/cross_rank_parts.h"
-#include "common/saturating.h"
 #include "analysis/gpu_stretch.h"
+#include "common/saturating.h"
 
 namespace commlens::analysis {
 
