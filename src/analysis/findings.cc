@@ -413,7 +413,8 @@ void BenchGap(const FindingsInput& in, std::vector<Finding>* out) {
 // bandwidth would blame the fabric, which (moving data) does well. Cost: what the mean
 // rank waits in it per step. Buckets of small messages (barriers, start-up handshakes)
 // have no bandwidth to blame: their waiting is another finding's (the straggler's, the
-// pipeline's bubble), not this one.
+// pipeline's bubble), not this one. So is a pipeline's sends and receives': a stage waits
+// in them for the other stages' compute, which is the bubble the pipeline finding measures.
 void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
   TimeNs all = 0;
   for (const auto& b : in.job.collectives.buckets) all += b.total;
@@ -422,6 +423,7 @@ void WaitingNotNetwork(const FindingsInput& in, std::vector<Finding>* out) {
     const double wait = b.wait_share();
     if (wait < kMostlyWaiting || static_cast<double>(b.total) < kMinCollectiveShare * all || b.transfer <= 0) continue;
     if (b.size_lo >= 0 && b.size_hi <= kSmallMessageBytes) continue;
+    if (in.job.cross_rank.pipeline.detected && model::IsPointToPoint(b.op)) continue;
     const double waiting = static_cast<double>(b.transfer_kernel - b.transfer) *
                            static_cast<double>(b.count - b.untimed) / static_cast<double>(b.transfer_count) /
                            static_cast<double>(in.job.ranks.size()) / StepCount(in.job);
