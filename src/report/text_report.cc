@@ -476,8 +476,8 @@ void CrossRankSection(std::string* out, const model::Trace& trace, const JobAnal
                           p.idle_known ? FormatDuration(s.compute) : std::string("-"),
                           FormatDuration(s.warmup_idle), FormatDuration(s.steady_idle), FormatDuration(s.cooldown_idle));
     *out += "  bubble: a stage's idle and waiting-in-send/recv share of its step (median step); paced: the bubble\n"
-            "  the schedule leaves it when compute is all the step costs, the slowest stage's setting the pace (the\n"
-            "  ideal when balanced); compute: its compute kernel time per step; warm-up/steady/cool-down: the bubble\n"
+            "  the schedule leaves it when compute is all the step costs, the slowest stage's setting the pace (with\n"
+            "  balanced stages the ideal, a little above it when interleaved); compute: its compute kernel time per step; warm-up/steady/cool-down: the bubble\n"
             "  before its first message ended, until its last one started, after (summed over steps).\n";
   }
   if (!x.protocols.empty()) {

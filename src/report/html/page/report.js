@@ -482,8 +482,10 @@
         series: phases.map(([name, f, color]) => ({name: name + ' idle', type: 'bar', stack: 'idle', color, barMaxWidth: 22,
           data: st.map((r) => round(r[f] / unit.div, 3))})),
       });
-      table(right, ['replica', 'stage', 'rank', 'bubble share', 'compute / step', 'warm-up idle', 'steady idle', 'cool-down idle'],
-        st.map((r) => [r.replica, r.stage, r.rank, pct(100 * r.idle_share), P.idle_known ? fmtUs(r.compute_us) : '-', fmtUs(r.warmup_idle_us), fmtUs(r.steady_idle_us), fmtUs(r.cooldown_idle_us)]), []);
+      table(right, ['replica', 'stage', 'rank', 'bubble share', 'paced bubble', 'compute / step', 'warm-up idle', 'steady idle', 'cool-down idle'],
+        st.map((r) => [r.replica, r.stage, r.rank, pct(100 * r.idle_share), r.paced_ideal_share == null ? '-' : pct(100 * r.paced_ideal_share),
+          P.idle_known ? fmtUs(r.compute_us) : '-', fmtUs(r.warmup_idle_us), fmtUs(r.steady_idle_us), fmtUs(r.cooldown_idle_us)]), []);
+      right.append(el('p', {class: 'note'}, 'Paced bubble: what the schedule leaves the stage when compute is all the step costs, the slowest stage setting the pace (with balanced stages, the ideal).'));
     }
 
     if (X.protocols.length) {
