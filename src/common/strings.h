@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,30 @@ inline std::string Shortened(const std::string& s, size_t n) {
   size_t end = n - 3;
   while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
   return s.substr(0, end) + "...";
+}
+
+// A word of a comma-separated list of settings and the bits it stands for.
+struct NamedBits {
+  std::string_view name;
+  uint32_t bits;
+};
+
+// The bits a comma-separated list of |table|'s words names, ORed into |*bits| (empty items
+// skipped: "a,,b"). False at an unknown word, |*bits| then left as it was.
+inline bool ParseNamedBits(std::string_view text, std::span<const NamedBits> table, uint32_t* bits) {
+  uint32_t out = *bits;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view word = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (word.empty()) continue;
+    bool known = false;
+    for (const NamedBits& w : table)
+      if (w.name == word) out |= w.bits, known = true;
+    if (!known) return false;
+  }
+  *bits = out;
+  return true;
 }
 
 // Sorted whole numbers (ranks, steps) as a person writes them: "4-63", "0, 2, 5-7". Once

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/strings.h"
+
 namespace commlens::recorder::cupti {
 
 enum CuptiKind : uint32_t {
@@ -25,24 +27,11 @@ inline constexpr uint32_t kDefaultCuptiKinds = kAllCuptiKinds & ~kCuptiCalls;  /
 // "kernel,memcpy,memset,sync,nvtx,api" (any of them, "all", "default"); kernels are
 // added whatever the list says. False for an unknown word (|*kinds| untouched).
 inline bool ParseCuptiKinds(std::string_view text, uint32_t* kinds) {
-  struct Word {
-    std::string_view name;
-    uint32_t bits;
-  };
-  static constexpr Word kWords[] = {{"kernel", kCuptiKernels}, {"memcpy", kCuptiCopies}, {"memset", kCuptiSets},
+  static constexpr NamedBits kWords[] = {{"kernel", kCuptiKernels}, {"memcpy", kCuptiCopies}, {"memset", kCuptiSets},
                                     {"sync", kCuptiSyncs},     {"nvtx", kCuptiNvtx},     {"api", kCuptiCalls},
                                     {"all", kAllCuptiKinds},   {"default", kDefaultCuptiKinds}};
   uint32_t bits = kCuptiKernels;
-  while (!text.empty()) {
-    const size_t comma = text.find(',');
-    const std::string_view word = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    if (word.empty()) continue;
-    bool known = false;
-    for (const Word& w : kWords)
-      if (w.name == word) bits |= w.bits, known = true;
-    if (!known) return false;
-  }
+  if (!ParseNamedBits(text, kWords, &bits)) return false;
   *kinds = bits;
   return true;
 }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "common/strings.h"
+
 namespace commlens::recorder {
 
 namespace {
@@ -61,11 +63,7 @@ bool ParseEventMask(const std::string& text, uint32_t* mask) {
     *mask = static_cast<uint32_t>(number);
     return true;
   }
-  struct Word {
-    std::string_view name;
-    uint32_t bits;
-  };
-  static constexpr Word kWords[] = {
+  static constexpr NamedBits kWords[] = {
       {"coll", EventBit(EventKind::kColl)},
       {"p2p", EventBit(EventKind::kP2p)},
       {"kernel", EventBit(EventKind::kKernelCh)},
@@ -79,21 +77,7 @@ bool ParseEventMask(const std::string& text, uint32_t* mask) {
       {"default", kDefaultEventMask},
   };
   uint32_t bits = 0;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    size_t comma = rest.find(',');
-    std::string_view word = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    if (word.empty()) continue;
-    bool known = false;
-    for (const Word& w : kWords) {
-      if (w.name == word) {
-        bits |= w.bits;
-        known = true;
-      }
-    }
-    if (!known) return false;
-  }
+  if (!ParseNamedBits(text, kWords, &bits)) return false;
   *mask = bits;
   return true;
 }
