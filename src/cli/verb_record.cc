@@ -65,18 +65,26 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
       ->type_name("FILE");
   sub->add_option("--events", o->capture.events,
                   "What the plugin records: coll,p2p,kernel,proxy,step,api,launch,ce,phases or default "
-                  "(or a number); phases: NCCL 2.31+'s kernel barrier phases (symmetric kernels), "
-                  "each op's wait for its peers on the GPU's clock")
+                  "(or a number); kernel: NCCL's per-channel kernel timing (not in default: each op is "
+                  "timed by --launch-timing instead); phases: NCCL 2.31+'s kernel barrier phases "
+                  "(symmetric kernels), each op's wait for its peers on the GPU's clock")
       ->check([](const std::string& text) {
         uint32_t mask = 0;
         return recorder::ParseEventMask(text, &mask) ? std::string()
                                                      : "unknown event word in '" + text + "'";
       })
       ->type_name("LIST");
+  sub->add_option("--launch-timing", o->capture.launch_timing,
+                  "How each NCCL op gets its GPU start and end: events (the default: a CUDA event just "
+                  "before and just after each NCCL kernel's launch, on its stream; needs NCCL 2.28+'s "
+                  "launch events) or off (NCCL's per-channel kernel events instead, which cost the job "
+                  "more: docs/performance.md)")
+      ->check(CLI::IsMember({"events", "off"}))
+      ->type_name("HOW");
   sub->add_option("--kernel-sample", o->capture.kernel_sample,
-                  "Time the kernels of 1 operation in N (1, the default: every one). Per-channel "
-                  "kernel timing is most of the recorder's step-time cost; the others keep "
-                  "host times and are left out of durations and busbw")
+                  "With NCCL's kernel events (--launch-timing off, or kernel in --events): time the "
+                  "kernels of 1 operation in N (1, the default: every one); the others keep host "
+                  "times and are left out of durations and busbw")
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("N");
   sub->add_option_function<std::string>(

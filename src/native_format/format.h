@@ -28,12 +28,13 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 6;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+inline constexpr uint16_t kVersionMinor = 7;  // 1.1: sampler records (11-14), ProcessRecord.writer;
                                               // 1.2: OpDetail records (15), kOpFlagSymmetric;
                                               // 1.3: MarkRecord.last_progress_ns;
                                               // 1.4: the CUPTI tracer's records (16-19);
                                               // 1.5: KernelPhase records (20);
-                                              // 1.6: StreamId records (21)
+                                              // 1.6: StreamId records (21);
+                                              // 1.7: LaunchTiming, LaunchTimer records (22-23)
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -84,6 +85,9 @@ enum class RecordType : uint16_t {
   kKernelPhase = 20,  // KernelPhaseRecord: an op's initial sync, compute and final sync
   // 1.6: which CUPTI stream an NCCL launch stream is (the tracer without CUDA calls)
   kStreamId = 21,  // StreamIdRecord, once per stream NCCL launched on, while tracing
+  // 1.7: NCCL's kernels timed by CUDA events around their launches (recorder/launch_timer)
+  kLaunchTiming = 22,  // LaunchTimingRecord: one KernelLaunch event's kernel, start and end
+  kLaunchTimer = 23,   // LaunchTimerRecord: the launch timer's state and counters; the last one counts
 };
 
 // Event kinds, numbered as the bit positions of NCCL's event type mask
@@ -386,6 +390,35 @@ struct StreamIdRecord {
 };
 static_assert(sizeof(StreamIdRecord) == 16);
 
+// The GPU start and end of the kernel an NCCL KernelLaunch event launched, from two CUDA
+// events the recorder put on the launch stream just before and just after the launch
+// (1.7): every op of the launch ran in that kernel. Host clock (CLOCK_REALTIME), as the
+// plugin converted it through an anchor event it timed on both clocks.
+struct LaunchTimingRecord {
+  uint64_t api_id;       // the KernelLaunch ApiRecord's
+  int64_t gpu_start_ns;
+  int64_t gpu_end_ns;
+  uint32_t anchor_error_ns;  // half the host time the anchor took to be seen: the conversion's bound
+  uint32_t reserved;
+};
+static_assert(sizeof(LaunchTimingRecord) == 32);
+
+enum class LaunchTimerState : uint32_t {
+  kTiming = 0,   // CUDA events time NCCL's launches
+  kOff = 1,      // not asked for (COMMLENS_LAUNCH_TIMING=off, or the CUPTI tracer times them)
+  kFailed = 2,   // CUDA's driver could not be used: NCCL's kernel events time the ops instead
+};
+
+// The launch timer's state and counters since the file began; the last one counts.
+struct LaunchTimerRecord {
+  int64_t time_ns;
+  uint32_t state;   // LaunchTimerState
+  uint32_t reason;  // string id: why it failed; 0 otherwise
+  uint64_t timed;    // launches timed (LaunchTiming records written)
+  uint64_t untimed;  // launches left untimed: graph-captured, events all in use, or a CUDA error
+};
+static_assert(sizeof(LaunchTimerRecord) == 32);
+
 // --- Sampler records (1.1) ---------------------------------------------------------
 //
 // A sampler file holds a ProcessRecord (writer = kSampler, global_rank -1), String
@@ -496,6 +529,8 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kTracer: return sizeof(TracerRecord);
     case RecordType::kKernelPhase: return sizeof(KernelPhaseRecord);
     case RecordType::kStreamId: return sizeof(StreamIdRecord);
+    case RecordType::kLaunchTiming: return sizeof(LaunchTimingRecord);
+    case RecordType::kLaunchTimer: return sizeof(LaunchTimerRecord);
   }
   return 0;
 }

@@ -172,7 +172,9 @@ TEST(CuptiTracer, NamesEachLaunchStreamOncePerFile) {
     std::vector<nf::StreamIdRecord> ids;
     nf::RecordReader reader(w.bytes(), 0);
     for (nf::RecordView r; reader.Next(&r) == nf::ReadStatus::kRecord;)
-      if (r.type == static_cast<uint16_t>(nf::RecordType::kStreamId)) EXPECT_TRUE(nf::DecodePayload(r, &ids.emplace_back()));
+      if (r.type == static_cast<uint16_t>(nf::RecordType::kStreamId)) {
+        EXPECT_TRUE(nf::DecodePayload(r, &ids.emplace_back()));
+      }
     return ids;
   };
   nf::RecordWriter first;

@@ -583,13 +583,14 @@ TEST(PluginTest, V7UserTagsAndKernelVariantReachTheModel) {
 // ABI v7's kernel barrier phases (NCCL 2.31+), asked for with the mask word `phases`
 // (which brings the kernel channels they belong to): each symmetric kernel's op gets its
 // initial sync, the mean of its channels, on the GPU's own clock; a regular kernel has no
-// phases (NCCL emits them for symmetric kernels only). Not asked for, none are recorded.
+// phases (NCCL emits them for symmetric kernels only). Not asked for (the kernel channels
+// alone), none are recorded.
 TEST(PluginTest, V7KernelPhasesGiveEachSymmetricOpItsInitialSync) {
   for (bool asked : {true, false}) {
     SCOPED_TRACE(asked);
     const std::string dir = FreshDir(asked ? "abi_v7_phases" : "abi_v7_no_phases");
     RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
-                    {"COMMLENS_EVENT_MASK", asked ? "default,phases" : "default"}};
+                    {"COMMLENS_EVENT_MASK", asked ? "default,phases" : "default,kernel"}};
     FakeNccl<7> nccl;
     ASSERT_TRUE(nccl.loaded());
     ASSERT_EQ(nccl.Init(0xFACE, "world", 1, 2, 0, &g_mask), 0);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <unordered_map>
@@ -62,6 +63,10 @@ struct Decoded {
   // one per communicator), and each group's kernel launches.
   std::unordered_map<uint64_t, uint64_t> group_of_api;
   std::unordered_map<uint64_t, int> launches_of_group;
+  std::unordered_map<uint64_t, uint64_t> launch_of_group;  // group API id -> its (last) KernelLaunch's id
+  // NCCL's kernels timed by CUDA events around their launches (1.7), by KernelLaunch id.
+  std::unordered_map<uint64_t, nf::LaunchTimingRecord> launch_timings;
+  std::optional<nf::LaunchTimerRecord> launch_timer;  // the last one
   std::map<uint32_t, nf::StatsRecord> stats;  // the last, cumulative one per comm
   std::vector<nf::MarkRecord> marks;
   bool ended = false;
@@ -143,6 +148,20 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
       nf::ApiRecord a;
       if (!nf::DecodePayload(r, &a)) return bad("short api record");
       d->apis.push_back(a);
+      return;
+    }
+    case nf::RecordType::kLaunchTiming: {
+      nf::LaunchTimingRecord l;
+      if (!nf::DecodePayload(r, &l)) return bad("short launch timing record");
+      if (l.gpu_end_ns < l.gpu_start_ns || l.gpu_start_ns <= 0 || l.gpu_end_ns - l.gpu_start_ns >= model::kTimeLimit)
+        return bad("launch timing ends before it starts, or lasts for ever");
+      d->launch_timings[l.api_id] = l;
+      return;
+    }
+    case nf::RecordType::kLaunchTimer: {
+      nf::LaunchTimerRecord l;
+      if (!nf::DecodePayload(r, &l)) return bad("short launch timer record");
+      d->launch_timer = l;
       return;
     }
     case nf::RecordType::kStats: {
@@ -301,10 +320,23 @@ struct Placed {
   bool gpu_timed;
 };
 
+// The CUDA events around the kernel launch of the op's group, when the group launched
+// once on its communicator (its ops all ran in that kernel); null otherwise.
+const nf::LaunchTimingRecord* LaunchTimingOf(const Decoded& d, const nf::OpRecord& o) {
+  if (d.launch_timings.empty()) return nullptr;
+  auto g = d.group_of_api.find(o.api_id);
+  if (g == d.group_of_api.end()) return nullptr;
+  auto n = d.launches_of_group.find(g->second);
+  if (n == d.launches_of_group.end() || n->second != 1) return nullptr;
+  auto l = d.launch_timings.find(d.launch_of_group.at(g->second));
+  return l == d.launch_timings.end() ? nullptr : &l->second;
+}
+
 Placed Place(const Decoded& d, const nf::OpRecord& o) {
   auto timing = d.timings.find(o.op_id);
   if (timing != d.timings.end() && timing->second.channels > 0 && timing->second.stop >= timing->second.start)
     return {&o, d.clock.ToHost(timing->second.start), d.clock.ToHost(timing->second.stop), true};
+  if (const nf::LaunchTimingRecord* l = LaunchTimingOf(d, o)) return {&o, l->gpu_start_ns, l->gpu_end_ns, true};
   return {&o, o.host_start_ns, std::max(o.host_stop_ns, o.host_start_ns), false};
 }
 
@@ -349,8 +381,12 @@ void IndexGroups(Decoded* d) {
   d->group_of_api.reserve(d->apis.size());
   for (const nf::ApiRecord& a : d->apis) {
     if (a.parent_id == 0) continue;
-    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) ++d->launches_of_group[a.parent_id];
-    else d->group_of_api.emplace(a.api_id, a.parent_id);
+    if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) {
+      ++d->launches_of_group[a.parent_id];
+      d->launch_of_group[a.parent_id] = a.api_id;
+    } else {
+      d->group_of_api.emplace(a.api_id, a.parent_id);
+    }
   }
 }
 
@@ -724,6 +760,16 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
     t.notes.push_back("the CUPTI tracer recorded no CUDA calls (--cupti-kinds without api): GPU activities are placed "
                       "in the steps by their GPU start, and idle gaps are not told host waits");
   }
+  uint64_t by_events = 0;
+  for (const nf::OpRecord* o : op_rows) by_events += !d.timings.count(o->op_id) && LaunchTimingOf(d, *o) != nullptr;
+  if (by_events > 0)
+    t.notes.push_back(std::to_string(by_events) + " ops timed by CUDA events around their kernels' launches");
+  if (d.launch_timer && d.launch_timer->state == static_cast<uint32_t>(nf::LaunchTimerState::kFailed))
+    t.notes.push_back("the launch timer could not time NCCL's kernels (" + StringOf(d, d.launch_timer->reason) +
+                      "): NCCL's kernel events timed the ops instead");
+  else if (d.launch_timer && d.launch_timer->untimed > 0)
+    t.notes.push_back(std::to_string(d.launch_timer->untimed) + " of NCCL's kernel launches were not timed by CUDA "
+                      "events (captured into a CUDA graph, more than 4,096 in flight, or a CUDA error)");
   if (const uint64_t by_kernels = TimeOpsByKernels(d, op_rows, &t); by_kernels > 0)
     t.notes.push_back(std::to_string(by_kernels) + " ops timed by their kernels' CUPTI records");
   uint64_t untimed = 0;

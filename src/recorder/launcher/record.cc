@@ -175,6 +175,7 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
   if (!capture.events.empty()) set("COMMLENS_EVENT_MASK", capture.events);
   if (capture.kernel_sample)
     set("COMMLENS_KERNEL_SAMPLE", std::to_string(*capture.kernel_sample));
+  if (!capture.launch_timing.empty()) set("COMMLENS_LAUNCH_TIMING", capture.launch_timing);
   if (capture.cupti) {
     set("COMMLENS_CUPTI", "1");
     uint32_t kinds = cupti::kDefaultCuptiKinds;

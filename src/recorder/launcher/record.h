@@ -43,6 +43,7 @@ struct CaptureWindow {
   std::string control;                  // COMMLENS_CONTROL (made absolute)
   std::string events;                   // COMMLENS_EVENT_MASK
   std::optional<uint32_t> kernel_sample;  // COMMLENS_KERNEL_SAMPLE
+  std::string launch_timing;              // COMMLENS_LAUNCH_TIMING: events or off; "" the plugin's default
   // --cupti[=LIBCUPTI]: the CUPTI tracer (COMMLENS_CUPTI=1), its libcupti (given, else
   // FindCupti's) as COMMLENS_CUPTI_LIBRARY and NVTX_INJECTION64_PATH (NVTX ranges reach
   // CUPTI only through it). Unset: off; "": search.

@@ -103,10 +103,13 @@ RecorderConfig ParseConfig(const EnvLookup& env) {
   if (const char* s = env("COMMLENS_CUPTI_LIBRARY"); s != nullptr) cfg.cupti_library = s;
   if (const char* s = env("COMMLENS_CUPTI_KINDS"); s != nullptr && !cupti::ParseCuptiKinds(s, &cfg.cupti_kinds))
     cfg.warnings.push_back(std::string("COMMLENS_CUPTI_KINDS=") + s + " has an unknown word; using the default kinds");
-  if (cfg.cupti && env("COMMLENS_EVENT_MASK") == nullptr) {
-    cfg.event_mask &= ~EventBit(EventKind::kKernelCh);
-    cfg.kernels_by_cupti = true;
+  if (const char* s = env("COMMLENS_LAUNCH_TIMING"); s != nullptr) {
+    const std::string_view v = s;
+    if (v == "events" || v == "off") cfg.launch_timing = v == "events";
+    else cfg.warnings.push_back(std::string("COMMLENS_LAUNCH_TIMING=") + s + " is neither events nor off; timing launches");
   }
+  if (const char* s = env("COMMLENS_CUDA_DRIVER"); s != nullptr) cfg.cuda_driver = s;
+  cfg.kernel_events_replaced = env("COMMLENS_EVENT_MASK") == nullptr;
 
   // Who this process is: the same rules as `commlens record` (common/launch_env.h).
   launch_env::LaunchEnv who = launch_env::DetectLaunchEnv(env);

@@ -16,10 +16,13 @@ namespace commlens::recorder {
 using native_format::EventBit;
 using native_format::EventKind;
 
-// What is recorded by default: ops with their kernel timing, network proxy activity and
-// the API-level events. ProxyCtrl, NetPlugin and the CE sync/batch events are not.
+// What is recorded by default: ops, network proxy activity, the API-level events and the
+// kernel launches. ProxyCtrl, NetPlugin and the CE sync/batch events are not. NCCL's
+// per-channel kernel events (kernel) are not either: each op is timed by CUDA events
+// around its kernel's launch (recorder/launch_timer), which costs the job far less; the
+// plugin asks for them instead when the launches cannot be timed.
 inline constexpr uint32_t kDefaultEventMask =
-    EventBit(EventKind::kColl) | EventBit(EventKind::kP2p) | EventBit(EventKind::kKernelCh) |
+    EventBit(EventKind::kColl) | EventBit(EventKind::kP2p) |
     EventBit(EventKind::kProxyOp) | EventBit(EventKind::kProxyStep) |
     EventBit(EventKind::kGroupApi) | EventBit(EventKind::kCollApi) |
     EventBit(EventKind::kP2pApi) | EventBit(EventKind::kKernelLaunch) |
@@ -49,10 +52,17 @@ struct RecorderConfig {
   bool cupti = false;
   std::string cupti_library;  // COMMLENS_CUPTI_LIBRARY: libcupti's path (default: the loader's search)
   uint32_t cupti_kinds = cupti::kDefaultCuptiKinds;  // COMMLENS_CUPTI_KINDS (cupti_kinds.h)
-  // With the tracer on and no COMMLENS_EVENT_MASK, NCCL's ops are timed by their kernels'
-  // CUPTI records: the per-channel kernel events (most of the recorder's cost) are left
-  // out of the mask, and put back if the tracer does not trace.
-  bool kernels_by_cupti = false;
+  // COMMLENS_LAUNCH_TIMING: "events" (the default) times each NCCL kernel by CUDA events
+  // put on its stream around its launch; "off" does not.
+  bool launch_timing = true;
+  // COMMLENS_CUDA_DRIVER: the CUDA driver library the launch timer calls (libcuda.so.1,
+  // the one the job loaded, by default; tests name a stand-in).
+  std::string cuda_driver;
+  // Without COMMLENS_EVENT_MASK, NCCL's ops are timed without its per-channel kernel
+  // events (most of the recorder's cost): by the launch timer, or by the CUPTI tracer's
+  // kernel records. The plugin asks for the kernel events when neither times them (off,
+  // or unable).
+  bool kernel_events_replaced = false;
 
   // Who this process is, from the launcher's environment (torchrun, Open MPI, PMI, Slurm,
   // PMIx) and COMMLENS_JOB_ID, by the rules of common/launch_env.h.

@@ -43,6 +43,7 @@ struct ApiData {
   const char* dtype;
   int32_t root;
   int32_t group_depth;
+  uint32_t launch_slot;  // KernelLaunch: the launch timer's slot (LaunchTimer::kNone if untimed)
   native_format::ApiKind kind;
   uint8_t graph_captured;
 };

@@ -189,6 +189,10 @@ void* StartApi(Context& ctx, const ApiArgs& a) {
   d.kind = a.kind;
   d.graph_captured = a.graph_captured ? 1 : 0;
   d.host_start_ns = RealtimeNs();
+  // Last: NCCL launches right after this returns, and the timer's event must come just
+  // before the kernel on its stream.
+  d.launch_slot = a.kind == nf::ApiKind::kKernelLaunch && !a.graph_captured ? TheSession().TimeLaunchBegin(a.stream)
+                                                                            : launch_timer::LaunchTimer::kNone;
   return HandleFromValue(token);
 }
 
@@ -265,7 +269,11 @@ void StopEvent(void* handle) {
   if (ctx == nullptr) return;
   switch (t.pool) {
     case Pool::kOp: MarkStopped(ctx->ops, t); break;
-    case Pool::kApi: MarkStopped(ctx->apis, t); break;
+    case Pool::kApi:
+      if (auto* s = ctx->apis.FindOpen(t.slot, t.generation); s && s->data.kind == nf::ApiKind::kKernelLaunch)
+        TheSession().TimeLaunchEnd(s->data.launch_slot, s->data.api_id);  // first: NCCL has just launched
+      MarkStopped(ctx->apis, t);
+      break;
     case Pool::kKernel: MarkStopped(ctx->kernels, t); break;
     case Pool::kProxyOp:
       if (int64_t now = MarkStopped(ctx->proxy_ops, t)) ctx->NoteProgress(now);

@@ -15,6 +15,7 @@
 
 #include "common/strings.h"
 #include "recorder/cupti_tracer/backend_factory.h"
+#include "recorder/launch_timer/driver_events.h"
 #include "recorder/launcher/output_names.h"
 #include "recorder/nccl_profiler/clock.h"
 
@@ -106,7 +107,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   supported_mask_ = supported;
   full_mask_ = cfg_.event_mask & supported;
   // Also with the kernel bit the tracer's fallback may put back: sampling holds then too.
-  kernel_sample_ = cfg_.kernels_by_cupti || (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
+  kernel_sample_ = cfg_.kernel_events_replaced || (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
   ops_started_.store(0);
   start_mono_ns_ = MonotonicNs();
   start_real_ns_ = RealtimeNs();
@@ -129,6 +130,7 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   for (const std::string& w : cfg_.warnings) Log(abi::kLogWarn, "commlens: %s", w.c_str());
 
   if (!OpenFile()) return abi::kSystemError;
+  StartLaunchTimer();  // before the process record: it writes the mask the session uses
   WriteProcessRecord();
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
@@ -235,6 +237,7 @@ void Session::StopSession(nf::EndReason reason) {
     StoreMask(mask_ptr_.load(), 0);
     SerializeLocked(true);  // before the tracer stops: the last launches name their streams
   }
+  CollectLaunches(true);  // NCCL launches nothing more: the mask is 0
   if (cupti::Tracer* tracer = ActiveTracer()) {
     tracer->Stop();
     DrainTracer();
@@ -312,6 +315,7 @@ void Session::FlusherLoop() {
 // Serializes under mu_, writes outside it: init and finalize wait for the first only.
 void Session::Flush() {
   DrainTracer();  // before the session's records: its flush still ends with the alive mark
+  CollectLaunches(false);
   {
     std::lock_guard<std::mutex> g(mu_);
     SerializeLocked(false);
@@ -325,10 +329,7 @@ void Session::StartTracer() {
   if (cupti::Tracer* tracer = ActiveTracer(); tracer && !tracer->Start()) {
     Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
     // Its kernels were to time NCCL's ops: NCCL's kernel events do it instead.
-    if (cfg_.kernels_by_cupti) {
-      full_mask_ |= EventBit(EventKind::kKernelCh) & supported_mask_;
-      ApplyRecordingState();
-    }
+    if (!launches_timed_) PutBackKernelEvents();
   }
   PauseTracerUnlessRecording();
 }
@@ -342,6 +343,54 @@ void Session::PauseTracerUnlessRecording() {
 }
 
 bool Session::RecordingWanted() const { return window_.load() == kOpen && control_.load() == kControlOn; }
+
+void Session::PutBackKernelEvents() {
+  if (!cfg_.kernel_events_replaced) return;
+  full_mask_ |= EventBit(EventKind::kKernelCh) & supported_mask_;
+  ApplyRecordingState();
+}
+
+// The launch timer starts with the session, on NCCL's init thread (it only finds the
+// driver's calls). When it cannot time launches and the tracer is not asked to, NCCL's
+// kernel events time the ops, as before the timer.
+void Session::StartLaunchTimer() {
+  launches_timed_ = false;
+  // The timer needs NCCL's KernelLaunch events (profiler ABI v5 and later, and asked for).
+  if (!cfg_.launch_timing || !(full_mask_ & EventBit(EventKind::kKernelLaunch))) {
+    if (launch_timer_) launch_timer_->Off();
+    if (!cfg_.cupti) PutBackKernelEvents();
+    return;
+  }
+  // Made once; again only for another driver library (tests name stand-ins): the one made
+  // before stays, idle, as NCCL's threads may still hold it.
+  if (!launch_timer_ || cfg_.cuda_driver != launch_timer_driver_) {
+    launch_timer_ = new launch_timer::LaunchTimer(new launch_timer::DriverEvents(cfg_.cuda_driver));
+    launch_timer_driver_ = cfg_.cuda_driver;
+  }
+  std::string why;
+  launches_timed_ = launch_timer_->Start(&why);
+  if (!launches_timed_) {
+    Log(abi::kLogInfo, "commlens: NCCL's launches are not timed by CUDA events: %s", why.c_str());
+    if (!cfg_.cupti) PutBackKernelEvents();
+  }
+}
+
+// The launches whose kernels have finished, written with the flush; at the end, those
+// still running are waited for a little (a kernel never ending keeps its host times).
+void Session::CollectLaunches(bool final) {
+  if (!launch_timer_ || !cfg_.launch_timing) return;
+  nf::RecordWriter w;
+  if (final) launch_timer_->Finish(RealtimeNs(), &w, 200'000'000);
+  else launch_timer_->Collect(RealtimeNs(), &w);
+  std::string why;
+  if (launch_timer_->GaveUp(&why)) {
+    Log(abi::kLogWarn, "commlens: NCCL's launches are not timed by CUDA events: %s", why.c_str());
+    launches_timed_ = false;
+    if (cupti::Tracer* tracer = ActiveTracer(); !tracer || !tracer->tracing()) PutBackKernelEvents();
+    launch_timer_->Collect(RealtimeNs(), &w);  // its state, said at once
+  }
+  if (!w.empty()) file_.Queue(w);
+}
 
 void Session::DrainTracer() {
   cupti::Tracer* tracer = ActiveTracer();

@@ -44,6 +44,7 @@
 #include "recorder/nccl_profiler/serializer.h"
 #include "recorder/nccl_profiler/token.h"
 #include "recorder/cupti_tracer/tracer.h"
+#include "recorder/launch_timer/launch_timer.h"
 #include "recorder/nccl_profiler/trace_file.h"
 
 namespace commlens::recorder {
@@ -81,6 +82,14 @@ class Session {
     if (kernel_sample_ > 1) SampleKernels();
   }
   int pid() const { return pid_; }
+  // A KernelLaunch event's start and stop (recorder/launch_timer): CUDA events on the
+  // launch stream around NCCL's kernel. Begin returns the slot End takes, or kNone.
+  uint32_t TimeLaunchBegin(uint64_t stream) {
+    return launch_timer_ ? launch_timer_->Begin(stream) : launch_timer::LaunchTimer::kNone;
+  }
+  void TimeLaunchEnd(uint32_t slot, uint64_t api_id) {
+    if (launch_timer_ && slot != launch_timer::LaunchTimer::kNone) launch_timer_->End(slot, api_id);
+  }
 
  private:
   enum Window : int { kBefore, kOpen, kClosed };
@@ -148,6 +157,15 @@ class Session {
   cupti::Tracer* ActiveTracer() const { return cfg_.cupti ? tracer_ : nullptr; }
   void StartTracer();
   void DrainTracer();
+  // The launch timer (COMMLENS_LAUNCH_TIMING=events, the default): made by the first
+  // session, never freed (NCCL's threads may be inside Begin at exit).
+  launch_timer::LaunchTimer* launch_timer_ = nullptr;
+  std::string launch_timer_driver_;  // the driver library it was made for
+  bool launches_timed_ = false;  // the timer started for this session
+  void StartLaunchTimer();
+  void CollectLaunches(bool final);
+  // Neither the launch timer nor the tracer times NCCL's kernels: NCCL's kernel events do.
+  void PutBackKernelEvents();
   void PauseTracerUnlessRecording();  // the flusher's: see StartTracer
   // The capture window is open and the control file says record: what recording() will
   // say once ApplyRecordingState has run.

@@ -175,7 +175,9 @@ TEST(CuptiGpu, NamesTheLaunchStreamWithTheDefaultKinds) {
   std::vector<nf::StreamIdRecord> ids;
   nf::RecordReader reader(bytes, sizeof(nf::FileHeader));
   for (nf::RecordView r; reader.Next(&r) == nf::ReadStatus::kRecord;)
-    if (r.type == static_cast<uint16_t>(nf::RecordType::kStreamId)) ASSERT_TRUE(nf::DecodePayload(r, &ids.emplace_back()));
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kStreamId)) {
+      ASSERT_TRUE(nf::DecodePayload(r, &ids.emplace_back()));
+    }
   ASSERT_EQ(ids.size(), 1u);
   EXPECT_EQ(ids[0].stream, stream);
 

@@ -347,9 +347,10 @@ TEST(Record, CuptiOptionSetsTheTracerAndNvtx) {
   std::filesystem::remove_all(home);
 }
 
-// --cupti-kinds: named to the plugin; without nvtx, NVTX is not injected. With the tracer
-// on and no --events, NCCL's kernel-channel events are left out (the tracer's kernels time
-// the ops); --events keeps what it names.
+// --cupti-kinds: named to the plugin; without nvtx, NVTX is not injected. Without
+// --events, NCCL's kernel-channel events are left out (the launch timer and the tracer's
+// kernels time the ops; the plugin puts them back if neither can); --events keeps what it
+// names, and the default words no longer hold the kernel channels.
 TEST(Record, CuptiKindsAndTheEventMask) {
   Environment env({"PATH=/bin"});
   CaptureWindow w;
@@ -359,8 +360,10 @@ TEST(Record, CuptiKindsAndTheEventMask) {
   EXPECT_EQ(env.Get("NVTX_INJECTION64_PATH"), nullptr);
   RecorderConfig cfg = ParseConfig(env.Lookup());
   EXPECT_EQ(cfg.cupti_kinds, cupti::kCuptiKernels | cupti::kCuptiCopies);
-  EXPECT_TRUE(cfg.kernels_by_cupti);
-  EXPECT_EQ(cfg.event_mask, kDefaultEventMask & ~EventBit(EventKind::kKernelCh));
+  EXPECT_TRUE(cfg.kernel_events_replaced);
+  EXPECT_TRUE(cfg.launch_timing);
+  EXPECT_EQ(cfg.event_mask, kDefaultEventMask);
+  EXPECT_EQ(cfg.event_mask & EventBit(EventKind::kKernelCh), 0u);
 
   Environment with_events({"PATH=/bin"});
   CaptureWindow e;
@@ -368,7 +371,7 @@ TEST(Record, CuptiKindsAndTheEventMask) {
   e.events = "default";
   SetPluginEnvironment("", "/data/run1", e, &with_events);
   RecorderConfig kept = ParseConfig(with_events.Lookup());
-  EXPECT_FALSE(kept.kernels_by_cupti);
+  EXPECT_FALSE(kept.kernel_events_replaced);
   EXPECT_EQ(kept.event_mask, kDefaultEventMask);
   EXPECT_EQ(kept.cupti_kinds, cupti::kDefaultCuptiKinds);
   EXPECT_STREQ(with_events.Get("NVTX_INJECTION64_PATH"), "/opt/cuda/lib64/libcupti.so.13");

@@ -1,0 +1,259 @@
+#include "recorder/launch_timer/launch_timer.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace commlens::recorder::launch_timer {
+
+namespace nf = native_format;
+
+namespace {
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+constexpr size_t kCachedStreams = 16;
+
+}  // namespace
+
+LaunchTimer::LaunchTimer(GpuEvents* events) : events_(events), slots_(new Slot[kSlots]) {
+  free_.reserve(kSlots);
+  for (uint32_t i = kSlots; i > 0; --i) free_.push_back(i - 1);
+}
+
+LaunchTimer::~LaunchTimer() = default;
+
+bool LaunchTimer::Start(std::string* why) {
+  timing_ = false;
+  if (!loaded_) {
+    std::string reason;
+    loaded_ = events_ != nullptr && events_->Load(&reason);
+    if (!loaded_) why_ = events_ ? reason : "no CUDA driver calls";
+  }
+  state_ = loaded_ ? nf::LaunchTimerState::kTiming : nf::LaunchTimerState::kFailed;
+  if (!loaded_) *why = why_;
+  timed_ = reported_timed_ = reported_untimed_ = 0;
+  skipped_ = 0;
+  failed_ = 0;
+  news_ = true;
+  timing_ = loaded_;
+  return loaded_;
+}
+
+void LaunchTimer::Off() {
+  timing_ = false;
+  state_ = nf::LaunchTimerState::kOff;
+  news_ = true;
+}
+
+void LaunchTimer::Release(uint32_t slot) {
+  slots_[slot].state.store(kFree, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(slot);
+}
+
+GpuEvents::Handle LaunchTimer::ContextOf(uint64_t stream) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [s, context] : streams_)
+      if (s == stream) return context;
+  }
+  const GpuEvents::Handle context = events_->StreamContext(stream);
+  if (context == 0) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (streams_.size() >= kCachedStreams) streams_.pop_back();
+  streams_.insert(streams_.begin(), {stream, context});
+  return context;
+}
+
+// The slot's events belong to |context| (made there the first time, or again when the
+// slot last served another context).
+bool LaunchTimer::Ready(Slot& s, GpuEvents::Handle context) {
+  if (s.context == context && s.start != 0 && s.end != 0) return true;
+  events_->DestroyEvent(s.start);
+  events_->DestroyEvent(s.end);
+  s.start = events_->NewEvent(context);
+  s.end = events_->NewEvent(context);
+  s.context = context;
+  return s.start != 0 && s.end != 0;
+}
+
+uint32_t LaunchTimer::Begin(uint64_t stream) {
+  if (!timing()) return kNone;
+  if (events_->Capturing(stream)) {
+    Skipped();
+    return kNone;
+  }
+  const GpuEvents::Handle context = ContextOf(stream);
+  uint32_t slot = kNone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    }
+  }
+  if (slot == kNone) {
+    Skipped();
+    return kNone;
+  }
+  if (context == 0) {
+    Release(slot);
+    Failed();
+    return kNone;
+  }
+  Slot& s = slots_[slot];
+  if (!Ready(s, context) || !events_->Record(s.start, stream)) {
+    // A stream gone and its handle reused in another context: asked again next time.
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [&](const auto& e) { return e.first == stream; }),
+                   streams_.end());
+    s.state.store(kFree, std::memory_order_relaxed);
+    free_.push_back(slot);
+    Failed();
+    return kNone;
+  }
+  s.stream = stream;
+  s.state.store(kBegun, std::memory_order_relaxed);
+  return slot;
+}
+
+void LaunchTimer::End(uint32_t slot, uint64_t api_id) {
+  if (slot >= kSlots) return;
+  Slot& s = slots_[slot];
+  if (s.state.load(std::memory_order_relaxed) != kBegun) return;
+  if (!events_->Record(s.end, s.stream)) {
+    Release(slot);
+    Failed();
+    return;
+  }
+  s.api_id = api_id;
+  s.state.store(kEnded, std::memory_order_release);  // the flusher's from here
+}
+
+LaunchTimer::Anchor* LaunchTimer::AnchorFor(GpuEvents::Handle context) {
+  for (Anchor& a : anchors_)
+    if (a.context == context) return &a;
+  Anchor a;
+  a.context = context;
+  a.stream = events_->NewStream(context);
+  a.event = events_->NewEvent(context);
+  if (a.stream == 0 || a.event == 0) {
+    events_->DestroyEvent(a.event);
+    events_->DestroyStream(a.stream);
+    return nullptr;
+  }
+  anchors_.push_back(a);
+  return &anchors_.back();
+}
+
+void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
+  // The launches whose kernels have finished, by context; each context's anchor is recorded
+  // after them, so that every one of them lies before it on the GPU.
+  std::vector<std::pair<GpuEvents::Handle, uint32_t>> done;
+  for (uint32_t i = 0; i < kSlots; ++i) {
+    Slot& s = slots_[i];
+    if (s.state.load(std::memory_order_acquire) != kEnded) continue;
+    switch (events_->Query(s.end)) {
+      case GpuEvents::Done::kYes: done.emplace_back(s.context, i); break;
+      case GpuEvents::Done::kNotYet: break;
+      case GpuEvents::Done::kError:
+        Release(i);
+        Failed();
+        break;
+    }
+  }
+  std::sort(done.begin(), done.end());
+  for (size_t first = 0; first < done.size();) {
+    const GpuEvents::Handle context = done[first].first;
+    size_t last = first;
+    while (last < done.size() && done[last].first == context) ++last;
+    Anchor* anchor = AnchorFor(context);
+    const int64_t t0 = RealtimeNs();
+    bool seen = anchor != nullptr && events_->Record(anchor->event, anchor->stream);
+    int64_t t1 = t0;
+    while (seen) {
+      const GpuEvents::Done q = events_->Query(anchor->event);
+      t1 = RealtimeNs();
+      if (q == GpuEvents::Done::kYes) break;
+      if (q == GpuEvents::Done::kError || t1 - t0 > kAnchorWaitNs) seen = false;
+    }
+    if (seen) {
+      const int64_t host = t0 + (t1 - t0) / 2;
+      for (size_t k = first; k < last; ++k) {
+        Slot& s = slots_[done[k].second];
+        int64_t to_start = 0, to_end = 0;
+        if (events_->ElapsedNs(s.start, anchor->event, &to_start) && events_->ElapsedNs(s.end, anchor->event, &to_end) &&
+            to_start >= to_end) {
+          nf::LaunchTimingRecord r{};
+          r.api_id = s.api_id;
+          r.gpu_start_ns = host - to_start;
+          r.gpu_end_ns = host - to_end;
+          r.anchor_error_ns = static_cast<uint32_t>(std::min<int64_t>((t1 - t0) / 2, UINT32_MAX));
+          out->Append(nf::RecordType::kLaunchTiming, r);
+          ++timed_;
+        } else {
+          Failed();
+        }
+        Release(done[k].second);
+      }
+    } else if (anchor == nullptr) {
+      // No anchor can be made in this context: its launches cannot be placed.
+      for (size_t k = first; k < last; ++k) {
+        Release(done[k].second);
+        Failed();
+      }
+    }  // else the anchor was slow to show (the GPU busy in another way): tried again next time
+    first = last;
+  }
+  const uint64_t not_timed = untimed();
+  if (news_ || timed_ != reported_timed_ || not_timed != reported_untimed_) {
+    nf::LaunchTimerRecord r{};
+    r.time_ns = now_ns;
+    r.state = static_cast<uint32_t>(state_);
+    if (state_ == nf::LaunchTimerState::kFailed && !why_.empty()) {
+      out->AppendString(kStringId, why_);
+      r.reason = kStringId;
+    }
+    r.timed = timed_;
+    r.untimed = not_timed;
+    out->Append(nf::RecordType::kLaunchTimer, r);
+    news_ = false;
+    reported_timed_ = timed_;
+    reported_untimed_ = not_timed;
+  }
+}
+
+bool LaunchTimer::GaveUp(std::string* why) {
+  if (!timing() || timed_ > 0 || failed_.load(std::memory_order_relaxed) < kGiveUpAfter) return false;
+  timing_ = false;
+  state_ = nf::LaunchTimerState::kFailed;
+  why_ = "CUDA refused the events on NCCL's launch streams " + std::to_string(kGiveUpAfter) + " times";
+  news_ = true;
+  *why = why_;
+  return true;
+}
+
+size_t LaunchTimer::InFlight() const {
+  size_t n = 0;
+  for (uint32_t i = 0; i < kSlots; ++i) n += slots_[i].state.load(std::memory_order_acquire) == kEnded;
+  return n;
+}
+
+void LaunchTimer::Finish(int64_t now_ns, nf::RecordWriter* out, int64_t wait_ns) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(wait_ns);
+  Collect(now_ns, out);
+  while (InFlight() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Collect(now_ns, out);
+  }
+  timing_ = false;
+}
+
+}  // namespace commlens::recorder::launch_timer

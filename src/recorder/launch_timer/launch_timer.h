@@ -1,0 +1,106 @@
+// Every NCCL op timed on the GPU, cheaply (issue 28): the recorder puts a CUDA timing
+// event on NCCL's launch stream just before each kernel launch (the plugin's KernelLaunch
+// start) and one just after (its stop). The first completes when the stream reaches the
+// kernel, the second when the kernel has finished, so the pair spans the kernel that ran
+// the launch's ops. The flusher asks which pairs have completed and converts their GPU
+// times to the host clock through an anchor: an event it records on a stream of its own
+// and watches complete, timed on both clocks. Two event records per launch cost the
+// launching thread about what a kernel launch costs, where NCCL's per-channel kernel
+// events made the job itself slower (docs/performance.md).
+//
+// What is not timed (counted in the LaunchTimer record): launches captured into a CUDA
+// graph (they run at replay; their events would join the graph), launches while every
+// slot is in flight (kSlots), and pairs a CUDA call failed for.
+//
+// Threading: Begin and End run on the threads that launch NCCL's kernels; Collect, Start
+// and Finish on the flusher. A slot is owned by its launching thread from Begin until End
+// publishes it (kEnded), then by the flusher until it returns it to the free list.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "native_format/record_writer.h"
+#include "recorder/launch_timer/gpu_events.h"
+
+namespace commlens::recorder::launch_timer {
+
+class LaunchTimer {
+ public:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr uint32_t kSlots = 4096;                   // launches in flight at once
+  static constexpr int64_t kAnchorWaitNs = 2'000'000;         // an anchor seen later is tried again
+  static constexpr uint32_t kStringId = 0xC0000000u;          // the reason's string, apart from the others'
+
+  explicit LaunchTimer(GpuEvents* events);
+  ~LaunchTimer();  // makes no CUDA call: the process may be exiting
+
+  // A new file: readies the driver's calls. False (|why| set, the state kFailed) when
+  // launches cannot be timed; the caller then times NCCL's ops another way.
+  bool Start(std::string* why);
+  // Not timing for this file (asked off, or the CUPTI tracer times the kernels): says so
+  // in the next Collect's LaunchTimer record.
+  void Off();
+  bool timing() const { return timing_.load(std::memory_order_relaxed); }
+
+  // Hot path, on the launching thread: just before NCCL launches on |stream|. Returns the
+  // slot, or kNone when this launch is not timed.
+  uint32_t Begin(uint64_t stream);
+  // Just after the launch: |api_id| names it (its KernelLaunch ApiRecord).
+  void End(uint32_t slot, uint64_t api_id);
+
+  // The flusher: a LaunchTiming record per completed launch, and a LaunchTimer record
+  // when the counters or the state changed (always the first time).
+  void Collect(int64_t now_ns, native_format::RecordWriter* out);
+  // The session's end: collects until no launch is in flight or |wait_ns| has passed.
+  void Finish(int64_t now_ns, native_format::RecordWriter* out, int64_t wait_ns);
+
+  uint64_t timed() const { return timed_; }
+  uint64_t untimed() const { return skipped_.load(std::memory_order_relaxed) + failed_.load(std::memory_order_relaxed); }
+  // The flusher, after a Collect: CUDA refused every launch tried so far (kGiveUpAfter of
+  // them, none timed). The timer turns itself off (kFailed, why) and says so once.
+  bool GaveUp(std::string* why);
+  static constexpr uint64_t kGiveUpAfter = 16;
+
+ private:
+  enum SlotState : uint8_t { kFree, kBegun, kEnded };
+  struct Slot {
+    std::atomic<uint8_t> state{kFree};
+    GpuEvents::Handle context = 0, start = 0, end = 0;
+    uint64_t stream = 0;
+    uint64_t api_id = 0;
+  };
+  struct Anchor {
+    GpuEvents::Handle context = 0, stream = 0, event = 0;
+  };
+
+  void Release(uint32_t slot);
+  void Skipped() { skipped_.fetch_add(1, std::memory_order_relaxed); }  // not to be timed
+  void Failed() { failed_.fetch_add(1, std::memory_order_relaxed); }    // a CUDA call refused
+  GpuEvents::Handle ContextOf(uint64_t stream);
+  bool Ready(Slot& s, GpuEvents::Handle context);
+  Anchor* AnchorFor(GpuEvents::Handle context);
+  size_t InFlight() const;
+
+  GpuEvents* events_;
+  std::atomic<bool> timing_{false};
+  native_format::LaunchTimerState state_ = native_format::LaunchTimerState::kOff;
+  std::string why_;
+  bool loaded_ = false;
+
+  std::unique_ptr<Slot[]> slots_;
+  std::mutex mu_;                                                // guards the two below
+  std::vector<uint32_t> free_;                                   // slots not in use
+  std::vector<std::pair<uint64_t, GpuEvents::Handle>> streams_;  // stream -> its context, recent first
+  std::vector<Anchor> anchors_;                                  // the flusher's, one per context
+  std::atomic<uint64_t> skipped_{0}, failed_{0};
+  uint64_t timed_ = 0;                                           // the flusher's
+  bool news_ = true;                                             // a LaunchTimer record is due
+  uint64_t reported_timed_ = 0, reported_untimed_ = 0;
+};
+
+}  // namespace commlens::recorder::launch_timer

@@ -1,0 +1,152 @@
+// The launch timer on a real GPU (label "gpu"; exits 77, skipped, without one): CUDA's
+// driver events around kernel launches, against CUPTI's records of the same kernels
+// (the tracer's backend, kernels only), both on CLOCK_REALTIME. Each timed launch must
+// span its kernel: the events' start at most a few microseconds before the kernel's, their
+// end at most a few after. A launch made while the stream is captured into a graph is not
+// timed. Prints the differences (the closing note's figures).
+//
+//   COMMLENS_CUPTI_LIBRARY=/path/libcupti.so.13   (else the loader's search)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "native_format/record_reader.h"
+#include "recorder/cupti_tracer/backend_factory.h"
+#include "recorder/cupti_tracer/cupti_kinds.h"
+#include "recorder/launch_timer/driver_events.h"
+#include "recorder/launch_timer/launch_timer.h"
+#include "spin_kernel.h"
+
+namespace commlens::recorder::launch_timer {
+namespace {
+
+namespace nf = native_format;
+
+class NeedsGpu : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    if (testing::CudaDevices() == 0) {
+      std::fprintf(stderr, "launch_timer_gpu_test: no GPU visible, skipped\n");
+      std::_Exit(77);
+    }
+  }
+};
+const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+
+class KernelSink final : public cupti::ActivitySink {
+ public:
+  void OnGpuActivity(const nf::GpuActivityRecord& r, std::string_view name) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (name.find("commlens_test_spin") != std::string_view::npos) spins.push_back(r);
+  }
+  void OnCudaApi(const nf::CudaApiRecord&, std::string_view) override {}
+  void OnRange(const nf::RangeRecord&, std::string_view, std::string_view) override {}
+  void OnDropped(uint64_t) override {}
+  std::mutex mu;
+  std::vector<nf::GpuActivityRecord> spins;
+};
+
+std::vector<nf::LaunchTimingRecord> Timings(const nf::RecordWriter& w, nf::LaunchTimerRecord* state) {
+  std::vector<nf::LaunchTimingRecord> out;
+  nf::RecordReader reader(std::span<const uint8_t>(w.bytes().data(), w.size()), 0);
+  nf::RecordView r;
+  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTiming)) {
+      EXPECT_TRUE(nf::DecodePayload(r, &out.emplace_back()));
+    } else if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTimer)) {
+      EXPECT_TRUE(nf::DecodePayload(r, state));
+    }
+  }
+  return out;
+}
+
+int64_t Median(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+TEST(LaunchTimerGpu, EventsSpanEachKernelAsCuptiSeesIt) {
+  ASSERT_EQ(testing::InitCuda(), "");
+  const char* lib = std::getenv("COMMLENS_CUPTI_LIBRARY");
+  cupti::ActivityBackend* backend = cupti::NewCuptiBackend(lib ? lib : "", cupti::kCuptiKernels);
+  KernelSink sink;
+  std::string why;
+  ASSERT_EQ(backend->Start(&sink, &why), cupti::StartResult::kTracing) << why;
+
+  DriverEvents driver;
+  LaunchTimer timer(&driver);
+  ASSERT_TRUE(timer.Start(&why)) << why;
+  const uint64_t stream = testing::NewStream();
+  ASSERT_NE(stream, 0u);
+  constexpr int kLaunches = 40;
+  nf::RecordWriter w;
+  for (int i = 0; i < kLaunches; ++i) {
+    const uint32_t slot = timer.Begin(stream);
+    ASSERT_NE(slot, LaunchTimer::kNone);
+    testing::LaunchSpin(stream, 20'000 + 5'000 * (i % 8));
+    timer.End(slot, static_cast<uint64_t>(i + 1));
+    if (i % 10 == 9) timer.Collect(0, &w);  // some while others still run, as the flusher does
+  }
+  ASSERT_TRUE(testing::Synchronize(stream));
+  timer.Finish(0, &w, 1'000'000'000);
+  backend->Stop();
+
+  // Captured into a graph: not timed, counted.
+  LaunchTimer captured(&driver);
+  ASSERT_TRUE(captured.Start(&why));
+  struct Arg {
+    LaunchTimer* timer;
+    uint64_t stream;
+    uint32_t slot;
+  } arg{&captured, stream, 0};
+  ASSERT_TRUE(testing::WhileCapturing(
+      stream,
+      [](void* p) {
+        auto* a = static_cast<Arg*>(p);
+        a->slot = a->timer->Begin(a->stream);
+        testing::LaunchSpin(a->stream, 1000);
+      },
+      &arg));
+  EXPECT_EQ(arg.slot, LaunchTimer::kNone);
+  EXPECT_EQ(captured.untimed(), 1u);
+
+  nf::LaunchTimerRecord state{};
+  std::vector<nf::LaunchTimingRecord> timed = Timings(w, &state);
+  ASSERT_EQ(timed.size(), static_cast<size_t>(kLaunches));
+  EXPECT_EQ(state.timed, static_cast<uint64_t>(kLaunches));
+  EXPECT_EQ(state.untimed, 0u);
+  std::sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.api_id < b.api_id; });
+  std::vector<nf::GpuActivityRecord> spins = sink.spins;
+  ASSERT_EQ(spins.size(), static_cast<size_t>(kLaunches));
+  std::sort(spins.begin(), spins.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  std::vector<int64_t> early, late, anchor;
+  for (int i = 0; i < kLaunches; ++i) {
+    SCOPED_TRACE(i);
+    const nf::LaunchTimingRecord& e = timed[static_cast<size_t>(i)];
+    const nf::GpuActivityRecord& k = spins[static_cast<size_t>(i)];
+    early.push_back(k.start_ns - e.gpu_start_ns);
+    late.push_back(e.gpu_end_ns - k.end_ns);
+    anchor.push_back(e.anchor_error_ns);
+    // The events span the kernel, within the clocks' conversions (a few microseconds).
+    EXPECT_LT(std::abs(k.start_ns - e.gpu_start_ns), 25'000);
+    EXPECT_LT(std::abs(e.gpu_end_ns - k.end_ns), 25'000);
+    const double kernel = static_cast<double>(k.end_ns - k.start_ns);
+    EXPECT_NEAR(static_cast<double>(e.gpu_end_ns - e.gpu_start_ns), kernel, 0.05 * kernel + 5'000);
+  }
+  std::printf("launch_timer_gpu_test: %d kernels of 20-55 us; events' start before CUPTI's by %lld ns (median; "
+              "range %lld .. %lld), end after by %lld ns (%lld .. %lld); anchor bound %lld ns (median)\n",
+              kLaunches, static_cast<long long>(Median(early)),
+              static_cast<long long>(*std::min_element(early.begin(), early.end())),
+              static_cast<long long>(*std::max_element(early.begin(), early.end())),
+              static_cast<long long>(Median(late)), static_cast<long long>(*std::min_element(late.begin(), late.end())),
+              static_cast<long long>(*std::max_element(late.begin(), late.end())),
+              static_cast<long long>(Median(anchor)));
+}
+
+}  // namespace
+}  // namespace commlens::recorder::launch_timer

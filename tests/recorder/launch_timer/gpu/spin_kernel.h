@@ -1,0 +1,19 @@
+// What launch_timer_gpu_test runs on the GPU (spin_kernel.cu; nvcc compiles C++17 only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace commlens::recorder::launch_timer::testing {
+
+int CudaDevices();
+std::string InitCuda();  // "" when CUDA is up
+// A stream of the test's own (0 on failure) and the GPU's work on it.
+uint64_t NewStream();
+// A kernel that spins for about |ns| on the GPU, launched on |stream|.
+void LaunchSpin(uint64_t stream, int64_t ns);
+bool Synchronize(uint64_t stream);
+// Runs |between| while |stream| is being captured into a graph (then discarded).
+bool WhileCapturing(uint64_t stream, void (*between)(void*), void* arg);
+
+}  // namespace commlens::recorder::launch_timer::testing

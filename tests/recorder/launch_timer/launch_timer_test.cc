@@ -1,0 +1,154 @@
+// The launch timer's own rules, on a stand-in GPU the test drives by hand: GPU times put on
+// the host clock through the anchor, launches in flight waited for, what is not timed
+// counted, and the LaunchTimer record.
+#include "recorder/launch_timer/launch_timer.h"
+
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include <map>
+
+#include "native_format/record_reader.h"
+
+namespace commlens::recorder::launch_timer {
+namespace {
+
+namespace nf = native_format;
+
+int64_t HostNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A GPU whose clock is the host's plus |ahead|. A launch stream's events take the GPU
+// times the test queues for them (kernels finish when the test says); the timer's own
+// stream runs at once.
+class StandInGpu final : public GpuEvents {
+ public:
+  int64_t ahead = 5'000'000'000;
+  bool capturing = false;
+  std::vector<int64_t> next_times;  // GPU times of the next launch-stream records, in order
+  std::map<Handle, int64_t> time;   // 0: recorded, not yet run
+  Handle next = 100;
+  Handle own_stream = 0;
+
+  bool Load(std::string*) override { return true; }
+  Handle StreamContext(uint64_t) override { return 7; }
+  bool Capturing(uint64_t) override { return capturing; }
+  Handle NewEvent(Handle) override { return time[next] = -1, next++; }
+  Handle NewStream(Handle) override { return own_stream = next++; }
+  void DestroyEvent(Handle e) override { time.erase(e); }
+  void DestroyStream(Handle) override {}
+  bool Record(Handle e, uint64_t stream) override {
+    if (stream == own_stream) {
+      time[e] = HostNs() + ahead;
+      return true;
+    }
+    if (next_times.empty()) return false;
+    time[e] = next_times.front();
+    next_times.erase(next_times.begin());
+    return true;
+  }
+  Done Query(Handle e) override {
+    auto it = time.find(e);
+    if (it == time.end() || it->second < 0) return Done::kError;
+    return it->second == 0 ? Done::kNotYet : Done::kYes;
+  }
+  bool ElapsedNs(Handle from, Handle to, int64_t* ns) override {
+    *ns = time.at(to) - time.at(from);
+    return true;
+  }
+};
+
+std::vector<nf::LaunchTimingRecord> Timings(const nf::RecordWriter& w, nf::LaunchTimerRecord* state) {
+  std::vector<nf::LaunchTimingRecord> out;
+  nf::RecordReader reader(std::span<const uint8_t>(w.bytes().data(), w.size()), 0);
+  nf::RecordView r;
+  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTiming)) {
+      EXPECT_TRUE(nf::DecodePayload(r, &out.emplace_back()));
+    } else if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTimer)) {
+      EXPECT_TRUE(nf::DecodePayload(r, state));
+    }
+  }
+  return out;
+}
+
+TEST(LaunchTimer, PutsGpuTimesOnTheHostClockThroughTheAnchor) {
+  StandInGpu gpu;
+  LaunchTimer timer(&gpu);
+  std::string why;
+  ASSERT_TRUE(timer.Start(&why));
+  const int64_t host = HostNs();
+  // A kernel 3 ms ago that ran 250 us, and one still running.
+  gpu.next_times = {host - 3'000'000 + gpu.ahead, host - 2'750'000 + gpu.ahead, host + gpu.ahead, 0};
+  const uint32_t a = timer.Begin(11);
+  timer.End(a, 1001);
+  const uint32_t b = timer.Begin(11);
+  timer.End(b, 1002);
+  ASSERT_NE(a, LaunchTimer::kNone);
+  ASSERT_NE(b, LaunchTimer::kNone);
+
+  nf::RecordWriter w;
+  timer.Collect(HostNs(), &w);
+  nf::LaunchTimerRecord state{};
+  std::vector<nf::LaunchTimingRecord> got = Timings(w, &state);
+  ASSERT_EQ(got.size(), 1u);  // the second waits for its kernel
+  EXPECT_EQ(got[0].api_id, 1001u);
+  EXPECT_EQ(got[0].gpu_end_ns - got[0].gpu_start_ns, 250'000);
+  EXPECT_NEAR(static_cast<double>(got[0].gpu_start_ns), static_cast<double>(host - 3'000'000),
+              1'000.0 + got[0].anchor_error_ns);
+  EXPECT_EQ(state.state, static_cast<uint32_t>(nf::LaunchTimerState::kTiming));
+  EXPECT_EQ(state.timed, 1u);
+
+  // The kernel ends; the next collect has it.
+  for (auto& [e, t] : gpu.time)
+    if (t == 0) t = HostNs() + gpu.ahead;
+  nf::RecordWriter w2;
+  timer.Finish(HostNs(), &w2, 100'000'000);
+  got = Timings(w2, &state);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].api_id, 1002u);
+  EXPECT_EQ(state.timed, 2u);
+  EXPECT_FALSE(timer.timing());
+}
+
+TEST(LaunchTimer, CountsWhatItCannotTime) {
+  StandInGpu gpu;
+  LaunchTimer timer(&gpu);
+  std::string why;
+  ASSERT_TRUE(timer.Start(&why));
+  gpu.capturing = true;
+  EXPECT_EQ(timer.Begin(11), LaunchTimer::kNone);  // a graph's
+  gpu.capturing = false;
+  // Every slot in flight (kernels that never end): the next launch is not timed.
+  for (uint32_t i = 0; i < LaunchTimer::kSlots; ++i) {
+    gpu.next_times = {1, 0};
+    const uint32_t s = timer.Begin(11);
+    ASSERT_NE(s, LaunchTimer::kNone);
+    timer.End(s, i + 1);
+  }
+  gpu.next_times = {1, 0};
+  EXPECT_EQ(timer.Begin(11), LaunchTimer::kNone);
+  EXPECT_EQ(timer.untimed(), 2u);
+  std::string gave_up;
+  EXPECT_FALSE(timer.GaveUp(&gave_up));  // nothing refused: no reason to give up
+
+  // A driver refusing every record gives up after kGiveUpAfter.
+  StandInGpu refusing;
+  LaunchTimer second(&refusing);
+  ASSERT_TRUE(second.Start(&why));
+  for (uint64_t i = 0; i < LaunchTimer::kGiveUpAfter; ++i) EXPECT_EQ(second.Begin(11), LaunchTimer::kNone);
+  EXPECT_TRUE(second.GaveUp(&gave_up));
+  EXPECT_FALSE(second.timing());
+  nf::RecordWriter w;
+  second.Collect(HostNs(), &w);
+  nf::LaunchTimerRecord state{};
+  Timings(w, &state);
+  EXPECT_EQ(state.state, static_cast<uint32_t>(nf::LaunchTimerState::kFailed));
+  EXPECT_EQ(state.untimed, LaunchTimer::kGiveUpAfter);
+}
+
+}  // namespace
+}  // namespace commlens::recorder::launch_timer

@@ -1,0 +1,169 @@
+// Every NCCL op timed by CUDA events around its kernel's launch (recorder/launch_timer),
+// through the built plugin driven as NCCL drives it (fake_nccl.h) and a stand-in for
+// CUDA's driver library (fake_cuda_driver.cc: a GPU 100 s ahead of the host clock whose
+// kernels run 40 us), read back by the native importer.
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+#include "importers/native/native_importer.h"
+#include "recorder/fake_nccl.h"
+#include "recorder/recorder_test_util.h"
+
+namespace commlens::testing {
+namespace {
+
+using model::CommOp;
+
+int g_mask = -1;
+constexpr int kKernelCh = 64;
+constexpr int kKernelLaunch = 2048;
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
+}
+
+model::RankTrace ImportOnly(const std::string& dir) {
+  std::vector<std::string> files = TracesIn(dir);
+  EXPECT_EQ(files.size(), 1u) << dir;
+  if (files.empty()) return {};
+  auto t = importers::ImportNativeTrace(files[0]);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return t.ok() ? std::move(t).value() : model::RankTrace{};
+}
+
+bool HasNote(const model::RankTrace& t, const std::string& part) {
+  return std::any_of(t.notes.begin(), t.notes.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+int WaitForMask(int want) {
+  for (int i = 0; i < 300 && LoadMask(&g_mask) != want; ++i) usleep(10'000);
+  return LoadMask(&g_mask);
+}
+
+// Collectives with GPU channel timings the fake NCCL makes up (1 us kernels at 1 ms on
+// its GPU clock): an op whose time is not those was timed by the launch events.
+void RunCollectives(FakeNccl<5>& nccl, int n, uint64_t first_seq = 0) {
+  for (int i = 0; i < n; ++i) {
+    FakeCollective c;
+    c.seq = first_seq + static_cast<uint64_t>(i);
+    nccl.Collective(c);
+  }
+}
+
+TEST(LaunchTiming, TimesEveryOpByTheEventsAroundItsLaunch) {
+  const std::string dir = FreshDir("launch_timing_events");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                  {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}};
+  FakeNccl<5> nccl;
+  ASSERT_TRUE(nccl.loaded());
+  const int64_t before = NowNs();
+  ASSERT_EQ(nccl.Init(0xC0DE, "world", 1, 2, 0, &g_mask), 0);
+  // NCCL's kernel-channel events are not asked for: the launches are.
+  EXPECT_EQ(LoadMask(&g_mask) & kKernelCh, 0);
+  EXPECT_NE(LoadMask(&g_mask) & kKernelLaunch, 0);
+  RunCollectives(nccl, 5);
+  usleep(50'000);  // the last kernel has run on the stand-in GPU
+  ASSERT_EQ(nccl.Finalize(), 0);
+  const int64_t after = NowNs();
+
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 5u);
+  for (uint32_t r = 0; r < t.comms.size(); ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(t.comms.flags[r] & model::kCommNoGpuTiming, 0);
+    // The kernel's 40 us, plus the host time between the two records (the launch).
+    const int64_t length = t.comms.end[r] - t.comms.start[r];
+    EXPECT_GE(length, 40'000 - 2'000);
+    EXPECT_LT(length, 40'000 + 5'000'000);
+    // On the host clock (the GPU's is 100 s ahead), after its API call began.
+    EXPECT_GE(t.comms.start[r], t.comms.enqueue[r] - 100'000);
+    EXPECT_GT(t.comms.start[r], before);
+    EXPECT_LT(t.comms.end[r], after);
+  }
+  EXPECT_TRUE(HasNote(t, "5 ops timed by CUDA events around their kernels' launches"));
+  EXPECT_EQ(t.stats.total(), 0u);
+}
+
+// Without a driver the kernel-channel events come back, and the file says why.
+TEST(LaunchTiming, PutsNcclsKernelEventsBackWithoutADriver) {
+  const std::string dir = FreshDir("launch_timing_no_driver");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                  {"COMMLENS_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0xC0DF, "world", 1, 2, 0, &g_mask), 0);
+  EXPECT_NE(LoadMask(&g_mask) & kKernelCh, 0);
+  RunCollectives(nccl, 3);
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 3u);
+  for (uint32_t r = 0; r < t.comms.size(); ++r) EXPECT_EQ(t.comms.end[r] - t.comms.start[r], 1000);  // the channels'
+  EXPECT_TRUE(HasNote(t, "the launch timer could not time NCCL's kernels (CUDA's driver library could not be loaded"));
+}
+
+// A driver that refuses every event: after kGiveUpAfter launches the timer gives up at a
+// flush, and the kernel events time what follows.
+TEST(LaunchTiming, GivesUpWhenCudaRefusesItsEvents) {
+  const std::string dir = FreshDir("launch_timing_refused");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                  {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}, {"FAKE_CUDA_REFUSE", "1"},
+                  {"COMMLENS_FLUSH_INTERVAL_MS", "20"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0xC0E0, "world", 1, 2, 0, &g_mask), 0);
+  EXPECT_EQ(LoadMask(&g_mask) & kKernelCh, 0);
+  RunCollectives(nccl, 20);
+  EXPECT_NE(WaitForMask(LoadMask(&g_mask) | kKernelCh) & kKernelCh, 0);
+  RunCollectives(nccl, 2, 20);
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 22u);
+  size_t by_channels = 0;
+  for (uint32_t r = 0; r < t.comms.size(); ++r) by_channels += t.comms.end[r] - t.comms.start[r] == 1000;
+  EXPECT_EQ(by_channels, 2u);
+  EXPECT_TRUE(HasNote(t, "CUDA refused the events on NCCL's launch streams 16 times"));
+}
+
+// Launches captured into a CUDA graph run later: not timed, and counted.
+TEST(LaunchTiming, LeavesGraphCapturedLaunchesUntimed) {
+  const std::string dir = FreshDir("launch_timing_captured");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                  {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}, {"FAKE_CUDA_CAPTURING", "1"}};
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0xC0E1, "world", 1, 2, 0, &g_mask), 0);
+  RunCollectives(nccl, 3);
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 3u);
+  for (uint32_t r = 0; r < t.comms.size(); ++r) EXPECT_NE(t.comms.flags[r] & model::kCommNoGpuTiming, 0);
+  EXPECT_TRUE(HasNote(t, "3 of NCCL's kernel launches were not timed by CUDA events"));
+}
+
+// Asked off, or on an ABI without KernelLaunch events (v4), the kernel events time the ops.
+TEST(LaunchTiming, OffOrWithoutLaunchEventsTheKernelEventsTimeTheOps) {
+  {
+    const std::string dir = FreshDir("launch_timing_off");
+    RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                    {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}, {"COMMLENS_LAUNCH_TIMING", "off"}};
+    FakeNccl<5> nccl;
+    ASSERT_EQ(nccl.Init(0xC0E2, "world", 1, 2, 0, &g_mask), 0);
+    EXPECT_NE(LoadMask(&g_mask) & kKernelCh, 0);
+    ASSERT_EQ(nccl.Finalize(), 0);
+  }
+  {
+    const std::string dir = FreshDir("launch_timing_v4");
+    RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
+                    {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}};
+    FakeNccl<4> nccl;
+    ASSERT_EQ(nccl.Init(0xC0E3, "world", 1, 2, 0, &g_mask), 0);
+    EXPECT_NE(LoadMask(&g_mask) & kKernelCh, 0);
+    ASSERT_EQ(nccl.Finalize(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace commlens::testing
