@@ -16,6 +16,7 @@ COMMLENS="$BUILD/src/cli/commlens"
 TAG=${TAG:-}        # a name for this run's folder (record_ab-TAG)
 EVENTS=${EVENTS:-}  # record's --events (COMMLENS_EVENT_MASK words); the default mask when empty
 KSAMPLE=${KSAMPLE:-}  # record's --kernel-sample N: kernel timing for 1 op in N (empty: every op)
+LAUNCH_TIMING=${LAUNCH_TIMING:-}  # record's --launch-timing (events or off; the plugin's default when empty)
 CUPTI=${CUPTI:-}    # 1 (or libcupti's path): record --cupti too (the CUPTI tracer pauses in the off blocks as the plugin does)
 CUPTI_KINDS=${CUPTI_KINDS:-}  # record's --cupti-kinds (its default when empty)
 TRAIN_ARGS=${TRAIN_ARGS:-}    # more train.py arguments (a larger model: --batch 32 --seq 1024)
@@ -27,7 +28,7 @@ HZ=${HZ:-100}
 CONTROL="$DEST/control"
 echo 1 > "$CONTROL"
 "$COMMLENS" record -o "$DEST/trace" --sample-hz "$HZ" --control "$CONTROL" ${EVENTS:+--events "$EVENTS"} \
-  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} ${CUPTI:+--cupti$([ "$CUPTI" = 1 ] || echo "=$CUPTI")} ${CUPTI_KINDS:+--cupti-kinds "$CUPTI_KINDS"} -- \
+  ${KSAMPLE:+--kernel-sample "$KSAMPLE"} ${LAUNCH_TIMING:+--launch-timing "$LAUNCH_TIMING"} ${CUPTI:+--cupti$([ "$CUPTI" = 1 ] || echo "=$CUPTI")} ${CUPTI_KINDS:+--cupti-kinds "$CUPTI_KINDS"} -- \
   "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
   --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" $TRAIN_ARGS \
   --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1

@@ -82,9 +82,10 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"events", "off"}))
       ->type_name("HOW");
   sub->add_option("--kernel-sample", o->capture.kernel_sample,
-                  "With NCCL's kernel events (--launch-timing off, or kernel in --events): time the "
-                  "kernels of 1 operation in N (1, the default: every one); the others keep host "
-                  "times and are left out of durations and busbw")
+                  "Time 1 operation in N on the GPU (1, the default: every one), by the launch timer "
+                  "or NCCL's kernel events; the others keep host times and are left out of durations "
+                  "and busbw. Each timed launch costs the launching thread a few microseconds "
+                  "(docs/performance.md)")
       ->check(CLI::Range(1, 1 << 20))
       ->type_name("N");
   sub->add_option_function<std::string>(

@@ -86,6 +86,7 @@ bool LaunchTimer::Ready(Slot& s, GpuEvents::Handle context) {
 
 uint32_t LaunchTimer::Begin(uint64_t stream) {
   if (!timing()) return kNone;
+  if (sample_ > 1 && launches_.fetch_add(1, std::memory_order_relaxed) % sample_ != 0) return kNone;
   if (events_->Capturing(stream)) {
     Skipped();
     return kNone;
@@ -143,14 +144,43 @@ LaunchTimer::Anchor* LaunchTimer::AnchorFor(GpuEvents::Handle context) {
   Anchor a;
   a.context = context;
   a.stream = events_->NewStream(context);
-  a.event = events_->NewEvent(context);
-  if (a.stream == 0 || a.event == 0) {
-    events_->DestroyEvent(a.event);
+  a.event[0] = events_->NewEvent(context);
+  a.event[1] = events_->NewEvent(context);
+  if (a.stream == 0 || a.event[0] == 0 || a.event[1] == 0) {
+    events_->DestroyEvent(a.event[0]);
+    events_->DestroyEvent(a.event[1]);
     events_->DestroyStream(a.stream);
     return nullptr;
   }
   anchors_.push_back(a);
   return &anchors_.back();
+}
+
+bool LaunchTimer::Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window) {
+  int best = -1;
+  int64_t best_width = 0, best_t0 = 0;
+  for (int k = 0, slot = 0; k < kAnchorTries; ++k) {
+    const int64_t t0 = RealtimeNs();
+    if (!events_->Record(a.event[slot], a.stream)) break;
+    int64_t t1 = t0;
+    GpuEvents::Done q;
+    while ((q = events_->Query(a.event[slot])) == GpuEvents::Done::kNotYet && (t1 = RealtimeNs()) - t0 <= kAnchorWaitNs) {
+    }
+    if (q != GpuEvents::Done::kYes) break;
+    t1 = RealtimeNs();
+    if (best < 0 || t1 - t0 < best_width) {
+      best = slot;
+      best_width = t1 - t0;
+      best_t0 = t0;
+      slot = 1 - slot;  // keep the best one's event as it is
+    }
+    if (best_width <= kTightAnchorNs) break;
+  }
+  if (best < 0) return false;
+  *event = a.event[best];
+  *host = best_t0 + best_width / 2;
+  *half_window = best_width / 2;
+  return true;
 }
 
 void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
@@ -175,27 +205,20 @@ void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
     size_t last = first;
     while (last < done.size() && done[last].first == context) ++last;
     Anchor* anchor = AnchorFor(context);
-    const int64_t t0 = RealtimeNs();
-    bool seen = anchor != nullptr && events_->Record(anchor->event, anchor->stream);
-    int64_t t1 = t0;
-    while (seen) {
-      const GpuEvents::Done q = events_->Query(anchor->event);
-      t1 = RealtimeNs();
-      if (q == GpuEvents::Done::kYes) break;
-      if (q == GpuEvents::Done::kError || t1 - t0 > kAnchorWaitNs) seen = false;
-    }
+    GpuEvents::Handle anchor_event = 0;
+    int64_t host = 0, half_window = 0;
+    const bool seen = anchor != nullptr && Place(*anchor, &anchor_event, &host, &half_window);
     if (seen) {
-      const int64_t host = t0 + (t1 - t0) / 2;
       for (size_t k = first; k < last; ++k) {
         Slot& s = slots_[done[k].second];
         int64_t to_start = 0, to_end = 0;
-        if (events_->ElapsedNs(s.start, anchor->event, &to_start) && events_->ElapsedNs(s.end, anchor->event, &to_end) &&
+        if (events_->ElapsedNs(s.start, anchor_event, &to_start) && events_->ElapsedNs(s.end, anchor_event, &to_end) &&
             to_start >= to_end) {
           nf::LaunchTimingRecord r{};
           r.api_id = s.api_id;
           r.gpu_start_ns = host - to_start;
           r.gpu_end_ns = host - to_end;
-          r.anchor_error_ns = static_cast<uint32_t>(std::min<int64_t>((t1 - t0) / 2, UINT32_MAX));
+          r.anchor_error_ns = static_cast<uint32_t>(std::min<int64_t>(half_window, UINT32_MAX));
           out->Append(nf::RecordType::kLaunchTiming, r);
           ++timed_;
         } else {

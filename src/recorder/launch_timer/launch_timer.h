@@ -46,6 +46,9 @@ class LaunchTimer {
   // in the next Collect's LaunchTimer record.
   void Off();
   bool timing() const { return timing_.load(std::memory_order_relaxed); }
+  // Times 1 launch in |n| (COMMLENS_KERNEL_SAMPLE); the others are left untimed on purpose
+  // (not counted as untimed). 1, every launch, unless set.
+  void SetSample(uint32_t n) { sample_ = n > 0 ? n : 1; }
 
   // Hot path, on the launching thread: just before NCCL launches on |stream|. Returns the
   // slot, or kNone when this launch is not timed.
@@ -74,9 +77,13 @@ class LaunchTimer {
     uint64_t stream = 0;
     uint64_t api_id = 0;
   };
+  // A context's anchor: a stream of the timer's own and two events, so that the tighter
+  // of two tries (the shorter host window around its completion) is kept.
   struct Anchor {
-    GpuEvents::Handle context = 0, stream = 0, event = 0;
+    GpuEvents::Handle context = 0, stream = 0, event[2] = {0, 0};
   };
+  static constexpr int kAnchorTries = 3;
+  static constexpr int64_t kTightAnchorNs = 4'000;  // good enough: no more tries
 
   void Release(uint32_t slot);
   void Skipped() { skipped_.fetch_add(1, std::memory_order_relaxed); }  // not to be timed
@@ -84,10 +91,16 @@ class LaunchTimer {
   GpuEvents::Handle ContextOf(uint64_t stream);
   bool Ready(Slot& s, GpuEvents::Handle context);
   Anchor* AnchorFor(GpuEvents::Handle context);
+  // Records |a|'s events until one is seen within kTightAnchorNs (at most kAnchorTries):
+  // the tightest one's event, host time (the window's middle) and half window; false if
+  // none was seen within kAnchorWaitNs.
+  bool Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window);
   size_t InFlight() const;
 
   GpuEvents* events_;
   std::atomic<bool> timing_{false};
+  uint32_t sample_ = 1;
+  std::atomic<uint64_t> launches_{0};  // for the sampling
   native_format::LaunchTimerState state_ = native_format::LaunchTimerState::kOff;
   std::string why_;
   bool loaded_ = false;

@@ -368,6 +368,7 @@ void Session::StartLaunchTimer() {
     launch_timer_driver_ = cfg_.cuda_driver;
   }
   std::string why;
+  launch_timer_->SetSample(cfg_.kernel_sample);
   launches_timed_ = launch_timer_->Start(&why);
   if (!launches_timed_) {
     Log(abi::kLogInfo, "commlens: NCCL's launches are not timed by CUDA events: %s", why.c_str());

@@ -150,5 +150,24 @@ TEST(LaunchTimer, CountsWhatItCannotTime) {
   EXPECT_EQ(state.untimed, LaunchTimer::kGiveUpAfter);
 }
 
+// COMMLENS_KERNEL_SAMPLE=N times 1 launch in N; the others are untimed on purpose, not
+// counted as launches the timer could not time.
+TEST(LaunchTimer, TimesOneLaunchInNWhenSampling) {
+  StandInGpu gpu;
+  LaunchTimer timer(&gpu);
+  timer.SetSample(4);
+  std::string why;
+  ASSERT_TRUE(timer.Start(&why));
+  int timed = 0;
+  for (int i = 0; i < 12; ++i) {
+    gpu.next_times = {1, 2};
+    const uint32_t s = timer.Begin(11);
+    if (s != LaunchTimer::kNone) ++timed;
+    timer.End(s, static_cast<uint64_t>(i) + 1);
+  }
+  EXPECT_EQ(timed, 3);
+  EXPECT_EQ(timer.untimed(), 0u);
+}
+
 }  // namespace
 }  // namespace commlens::recorder::launch_timer
