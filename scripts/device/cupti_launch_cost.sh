@@ -8,7 +8,7 @@ set -u
 . "$(dirname "$0")/torch_env.sh"
 export LD_LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64:$LD_LIBRARY_PATH"
 BIN=${BIN:-.device/build/benchmarks/recorder/gpu/cupti_launch_cost}
-SETTINGS=${SETTINGS:-none bare bare-zeroed bare-shared ours-kernel ours-default}
+SETTINGS=${SETTINGS:-none bare bare-zeroed bare-shared ours-kernel ours-default events}
 ROUNDS=${ROUNDS:-3}
 ITER=${ITER:-200000}
 LOG="${OUT:-.}/launch_cost.jsonl"

@@ -4,7 +4,7 @@
 // turns on the GPU machine; docs/performance.md has the figures.
 //
 //   cupti_launch_cost <setting> <loop> [iterations]
-//   setting: none | bare | bare-zeroed | bare-shared | ours-kernel | ours-default
+//   setting: none | bare | bare-zeroed | bare-shared | ours-kernel | ours-default | events
 //     none          no CUPTI
 //     bare          a minimal CUPTI client: kernels traced, buffers handed back unread
 //     bare-zeroed   the same, its buffers given zeroed (CUPTI need not clear them)
@@ -12,6 +12,9 @@
 //                   a thread)
 //     ours-kernel   commlens's tracer (recorder/cupti_tracer), kernels only
 //     ours-default  commlens's tracer, its default kinds (kernels, copies, sets, syncs, NVTX)
+//     events        no CUPTI: every launch timed by the launch timer (recorder/launch_timer), a
+//                   CUDA event just before and just after it, collected every 10 ms by
+//                   another thread as the recorder's flusher does
 //   loop: launch (launches alone) | mixed (each launch with the calls a framework makes
 //         around one: the device asked, an event recorded and queried)
 //
@@ -30,8 +33,12 @@
 #include <string_view>
 #include <vector>
 
+#include <thread>
+
 #include "recorder/cupti_tracer/cupti_backend.h"
 #include "recorder/cupti_tracer/cupti_kinds.h"
+#include "recorder/launch_timer/driver_events.h"
+#include "recorder/launch_timer/launch_timer.h"
 
 // empty_kernel.cu: an empty kernel launched on |stream| (nvcc compiles C++17 only).
 void LaunchEmptyKernel(cudaStream_t stream);
@@ -110,9 +117,27 @@ int main(int argc, char** argv) {
     ours = new commlens::recorder::cupti::CuptiBackend("", kinds);
     std::string why;
     if (ours->Start(&sink, &why) != commlens::recorder::cupti::StartResult::kTracing) return Fail(why.c_str());
-  } else if (setting != "none") {
+  } else if (setting != "none" && setting != "events") {
     return Fail("unknown setting");
   }
+  commlens::recorder::launch_timer::DriverEvents driver;
+  commlens::recorder::launch_timer::LaunchTimer timer(&driver);
+  std::atomic<bool> collecting{setting == "events"};
+  std::thread collector;
+  if (setting == "events") {
+    std::string why;
+    if (!timer.Start(&why)) return Fail(why.c_str());
+    collector = std::thread([&] {
+      commlens::native_format::RecordWriter w;
+      while (collecting) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        timer.Collect(0, &w);
+        g_records += w.size() / 44;  // about: LaunchTiming records of 12 + 32 bytes
+        w.Clear();
+      }
+    });
+  }
+  const bool timed = setting == "events";
   cudaStream_t stream;
   cudaEvent_t event;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
@@ -120,7 +145,9 @@ int main(int argc, char** argv) {
   auto run = [&](long n) {
     int device = 0;
     for (long i = 0; i < n; ++i) {
+      const uint32_t slot = timed ? timer.Begin(reinterpret_cast<uint64_t>(stream)) : 0;
       LaunchEmptyKernel(stream);
+      if (timed) timer.End(slot, static_cast<uint64_t>(i) + 1);
       if (loop == "mixed") {
         cudaGetDevice(&device);
         cudaEventRecord(event, stream);
@@ -141,6 +168,12 @@ int main(int argc, char** argv) {
   }
   std::sort(per_iteration.begin(), per_iteration.end());
   if (ours) ours->Stop();
+  if (collector.joinable()) {
+    collecting = false;
+    collector.join();
+    if (timer.untimed() > 0) std::fprintf(stderr, "cupti_launch_cost: %llu launches untimed\n",
+                                          static_cast<unsigned long long>(timer.untimed()));
+  }
   std::printf("{\"setting\":\"%s\",\"loop\":\"%s\",\"ns_per_iteration\":%.1f,\"min\":%.1f,\"max\":%.1f,\"records\":%llu}\n",
               argv[1], argv[2], per_iteration[2], per_iteration.front(), per_iteration.back(),
               static_cast<unsigned long long>(g_records.load()));
