@@ -48,7 +48,9 @@ LAYOUTS = {
     8: ("stats", struct.Struct("<IIq16Q16Q16QQQ"), None),
     9: ("mark", struct.Struct("<qII"), "time_ns what reserved"),
     10: ("end", struct.Struct("<qII"), "time_ns reason reserved"),
+    22: ("launch_timing", struct.Struct("<QqqII"), "api_id gpu_start_ns gpu_end_ns anchor_error_ns reserved"),
 }
+KERNEL_LAUNCH = 3  # ApiRecord.kind
 OP_KINDS = {0: "coll", 1: "p2p", 2: "ce_coll"}
 SEND_FLAG = 1
 
@@ -63,6 +65,7 @@ class NativeTrace:
         self.comms = {}
         self.ops = []
         self.timing = {}  # op_id -> [gpu_start, gpu_stop, channels]
+        self.launch_timing = {}  # KernelLaunch api_id -> (start, end), host clock (format 1.7)
         self.clock_samples = []  # (gpu_ns, offset upper bound)
         self.proxy_ops = []
         self.apis = []
@@ -148,6 +151,9 @@ class NativeTrace:
             self.proxy_ops.append(rec)
         elif name == "api":
             self.apis.append(rec)
+        elif name == "launch_timing":
+            if 0 < rec["gpu_start_ns"] <= rec["gpu_end_ns"]:
+                self.launch_timing[rec["api_id"]] = (rec["gpu_start_ns"], rec["gpu_end_ns"])
         elif name == "mark":
             self.marks.append(rec)
         elif name == "end":
@@ -163,9 +169,26 @@ class NativeTrace:
     def dropped(self):
         return sum(sum(s["dropped"]) for s in self.stats.values())
 
+    def launch_times(self):
+        """op api_id -> (start, end) of its group's kernel, timed by CUDA events around the
+        launch, where the group (one per communicator) launched once."""
+        group_of = {a["api_id"]: a["parent_id"] for a in self.apis if a["kind"] != KERNEL_LAUNCH and a["parent_id"]}
+        launches = {}
+        for a in self.apis:
+            if a["kind"] == KERNEL_LAUNCH and a["parent_id"]:
+                launches.setdefault(a["parent_id"], []).append(a["api_id"])
+        out = {}
+        for api, group in group_of.items():
+            ids = launches.get(group, [])
+            if len(ids) == 1 and ids[0] in self.launch_timing:
+                out[api] = self.launch_timing[ids[0]]
+        return out
+
     def decoded_ops(self):
-        """One dict per op: names resolved, GPU times converted to the host clock (ns)."""
+        """One dict per op: names resolved, GPU times converted to the host clock (ns): its
+        kernel channels' when recorded, else its launch's CUDA events'."""
         offset = self.clock_offset()
+        by_launch = self.launch_times() if self.launch_timing else {}
         out = []
         for o in self.ops:
             comm = self.comms.get(o["comm"], {})
@@ -174,6 +197,11 @@ class NativeTrace:
                 func = "Send" if o["flags"] & SEND_FLAG else "Recv"
             t = self.timing.get(o["op_id"])
             timed = t is not None and t[2] > 0 and t[1] >= t[0]
+            if not timed and o["api_id"] in by_launch:
+                start, end = by_launch[o["api_id"]]
+                t, timed, offset_here = [start, end, 0], True, 0
+            else:
+                offset_here = offset
             out.append({
                 "op_id": o["op_id"], "kind": OP_KINDS.get(o["kind"], "?"), "func": func,
                 "dtype": self.string(o["dtype"]), "count": o["count"],
@@ -183,8 +211,8 @@ class NativeTrace:
                 "comm_hash": comm.get("comm_hash"), "nranks": comm.get("nranks"),
                 "host_start_ns": o["host_start_ns"], "host_stop_ns": o["host_stop_ns"],
                 "gpu_timed": timed,
-                "start_ns": (t[0] + offset) if timed else o["host_start_ns"],
-                "end_ns": (t[1] + offset) if timed else o["host_stop_ns"],
+                "start_ns": (t[0] + offset_here) if timed else o["host_start_ns"],
+                "end_ns": (t[1] + offset_here) if timed else o["host_stop_ns"],
                 "kernel_channels": t[2] if t else 0,
             })
         out.sort(key=lambda r: r["start_ns"])

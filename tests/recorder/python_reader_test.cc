@@ -2,6 +2,7 @@
 // must read the plugin's files as the C++ importer does: same ops, same durations, same
 // drop count.
 #include <stdio.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -69,6 +70,37 @@ TEST(PythonReaderTest, AgreesWithTheImporter) {
   }
   // The one-line form says the same.
   EXPECT_NE(RunPython(files[0]).find("ops 8 (GPU-timed 8"), std::string::npos);
+}
+
+// Ops timed by CUDA events around their launches (format 1.7; the plugin with a stand-in
+// CUDA driver): the Python reader gives them the same times as the importer.
+TEST(PythonReaderTest, AgreesWithTheImporterOnLaunchTimes) {
+  const std::string dir = FreshDir("python_reader_launches");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "1"}, {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}};
+  static int mask = 0;
+  FakeNccl<6> nccl;
+  ASSERT_EQ(nccl.Init(0x9A, "py", 1, 2, 1, &mask), 0);
+  for (int i = 0; i < 4; ++i) {
+    FakeCollective c;
+    c.seq = static_cast<uint64_t>(i);
+    nccl.Collective(c);
+  }
+  usleep(50'000);  // the stand-in GPU's last kernel has run
+  ASSERT_EQ(nccl.Finalize(), 0);
+  std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto cpp = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(cpp.ok()) << cpp.status().message();
+  nlohmann::json py = nlohmann::json::parse(RunPython("--json " + files[0]));
+  ASSERT_EQ(py["ops"].size(), 4u);
+  ASSERT_EQ(cpp->comms.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE("op " + std::to_string(i));
+    EXPECT_TRUE(py["ops"][i]["gpu_timed"].get<bool>());
+    EXPECT_EQ(py["ops"][i]["start_ns"].get<int64_t>(), cpp->comms.start[i]);
+    EXPECT_EQ(py["ops"][i]["end_ns"].get<int64_t>(), cpp->comms.end[i]);
+    EXPECT_EQ(cpp->comms.flags[i] & model::kCommNoGpuTiming, 0);
+  }
 }
 
 }  // namespace
