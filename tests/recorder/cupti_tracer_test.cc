@@ -43,6 +43,14 @@ class StandInBackend final : public ActivityBackend {
   void Flush() override { ++flushes; }
   void Stop() override { stopped = true; }
   void SetPaused(bool p) override { pauses.push_back(p); }
+  bool Held(std::string* why) override {
+    if (held) return true;
+    *why = "another CUPTI client subscribed (the stand-in's)";
+    return false;
+  }
+  void LetGo() override { let_go = true; }
+  bool held = true;     // false: another client subscribed since Start
+  bool let_go = false;  // LetGo was called
   bool StreamId(uint64_t stream, uint32_t* id) override {
     ++stream_queries;
     if (stream == 0xdead) return false;  // a stream gone
@@ -126,6 +134,76 @@ TEST(CuptiTracer, StepsAsideWhenAnotherClientHoldsCupti) {
   bool said = false;
   for (const std::string& n : t.notes) said |= n.find("stepped aside (another CUPTI client holds CUPTI") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+bool HasNote(const model::RankTrace& t, const std::string& part) {
+  for (const std::string& n : t.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+// A PyTorch profiler (or Nsight Systems) started after the tracer subscribes to CUPTI: at
+// the next drain the tracer lets CUPTI go (no pause, resume or stop reaches it, which
+// would switch the other client's kinds off) and says when; what it recorded before stays.
+TEST(CuptiTracer, LetsCuptiGoWhenAnotherClientSubscribesLater) {
+  StandInBackend backend;
+  Tracer tracer(&backend);
+  ASSERT_TRUE(tracer.Start());
+  std::vector<nf::RecordWriter> drains(3);
+  backend.DeliverStep(0);
+  tracer.Drain(1'000, &drains[0]);
+  backend.held = false;
+  tracer.Drain(2'000, &drains[1]);
+  EXPECT_FALSE(tracer.tracing());
+  EXPECT_TRUE(backend.let_go);
+  tracer.SetPaused(true);
+  tracer.Stop();
+  tracer.Drain(3'000, &drains[2]);
+  EXPECT_TRUE(backend.pauses.empty());
+  EXPECT_FALSE(backend.stopped);
+  EXPECT_EQ(backend.flushes.load(), 1);  // the first drain's only
+  model::RankTrace t = Import(FileWith(drains), "later.cltrace");
+  EXPECT_EQ(t.gpu.size(), 1u);
+  EXPECT_TRUE(HasNote(t, "the CUPTI tracer stepped aside during the run (another CUPTI client subscribed (the "
+                         "stand-in's), at 2000 ns): kernels, copies and NVTX ranges after that are missing (3 "
+                         "recorded before)"));
+}
+
+// A client that takes CUPTI's buffers without subscribing: the records stop while NCCL's
+// kernels go on running (the launch timer saw them end). Three drains so, and the tracer
+// steps aside. In a hang nothing runs: no records and no NCCL kernel ending, and it stays.
+TEST(CuptiTracer, StepsAsideWhenRecordsStopWhileNcclKernelsRun) {
+  {
+    StandInBackend backend;
+    Tracer tracer(&backend);
+    ASSERT_TRUE(tracer.Start());
+    nf::RecordWriter w;
+    backend.DeliverStep(0);
+    tracer.Drain(1'000, &w, 10);
+    for (int k = 1; k <= 5; ++k) tracer.Drain(1'000 + k, &w, 10);  // a hang: nothing runs
+    EXPECT_TRUE(tracer.tracing());
+    tracer.Drain(2'000, &w, 20);
+    tracer.Drain(3'000, &w, 30);
+    EXPECT_TRUE(tracer.tracing());
+    tracer.Drain(4'000, &w, 40);
+    EXPECT_FALSE(tracer.tracing());
+    EXPECT_TRUE(backend.let_go);
+    model::RankTrace t = Import(FileWith({w}), "stalled.cltrace");
+    EXPECT_TRUE(HasNote(t, "CUPTI delivered nothing for 3 flushes while 30 NCCL kernels ran: another CUPTI client "
+                           "took its activity buffers, at 4000 ns"));
+  }
+  {
+    // Records keep coming: no stall, however many kernels run.
+    StandInBackend backend;
+    Tracer tracer(&backend);
+    ASSERT_TRUE(tracer.Start());
+    nf::RecordWriter w;
+    for (int k = 0; k < 6; ++k) {
+      backend.DeliverStep(k);
+      tracer.Drain(1'000 * (k + 1), &w, 100 * static_cast<uint64_t>(k + 1));
+    }
+    EXPECT_TRUE(tracer.tracing());
+  }
 }
 
 // The recording switched off and on (its control file, its capture window): the backend

@@ -118,7 +118,11 @@ void CuptiRecords::Fill(const std::function<std::string(uint32_t)>& text_of, int
   }
   if (tracer_) {
     const nf::TracerRecord& s = *tracer_;
-    if (s.state == static_cast<uint32_t>(nf::TracerState::kSteppedAside))
+    if (s.state == static_cast<uint32_t>(nf::TracerState::kSteppedAside) && s.records > 0)
+      t->notes.push_back("the CUPTI tracer stepped aside during the run (" + text_of(s.reason) +
+                         "): kernels, copies and NVTX ranges after that are missing (" + std::to_string(s.records) +
+                         " recorded before); NCCL's operations were recorded throughout");
+    else if (s.state == static_cast<uint32_t>(nf::TracerState::kSteppedAside))
       t->notes.push_back("the CUPTI tracer stepped aside (" + text_of(s.reason) +
                          "): no kernels, copies or NVTX ranges were recorded, NCCL's operations were");
     else if (s.state == static_cast<uint32_t>(nf::TracerState::kFailed))

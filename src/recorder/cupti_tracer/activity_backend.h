@@ -47,6 +47,12 @@ class ActivityBackend {
   // CUPTI's id of a CUDA stream (a cudaStream_t as a number), as the GPU activities on it
   // carry; false when it cannot tell (the stream is gone, or no CUPTI).
   virtual bool StreamId(uint64_t /*stream*/, uint32_t* /*id*/) { return false; }
+  // Whether CUPTI is still ours: false, with who took it in |why|, once another client has
+  // subscribed since Start (the PyTorch profiler or Nsight Systems started in the process).
+  virtual bool Held(std::string* /*why*/) { return true; }
+  // From now on, no call into CUPTI (another client owns its state): Flush, SetPaused and
+  // Stop do nothing.
+  virtual void LetGo() {}
 };
 
 }  // namespace commlens::recorder::cupti

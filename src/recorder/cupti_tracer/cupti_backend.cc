@@ -156,20 +156,12 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
   Resolve(handle_, "cuptiGetStreamIdEx", &api_->stream_id);
   if (!resolved) return fail(StartResult::kFailed, "this CUPTI lacks a call the tracer needs (CUDA 13's CUPTI is expected)");
   // Another client? CUDA 13's CUPTI serves one subscriber: probe, and let go at once, so
-  // that a PyTorch profiler started later still finds the slot free.
-  CUpti_SubscriberHandle probe = nullptr;
-  char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
-  CUpti_SubscriberParams params{};
-  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-  params.subscriberName = "commlens";
-  params.oldSubscriberName = holder;
-  params.oldSubscriberSize = sizeof(holder) - 1;
-  const CUptiResult sub = api_->subscribe(&probe, &NoCallback, nullptr, &params);
+  // that a PyTorch profiler started later still finds the slot free (Held probes again).
+  std::string holder;
+  const CUptiResult sub = Probe(&holder);
   if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-    return fail(StartResult::kSteppedAside,
-                std::string("another CUPTI client holds CUPTI") + (holder[0] ? std::string(" (") + holder + ")" : ""));
+    return fail(StartResult::kSteppedAside, "another CUPTI client holds CUPTI" + holder);
   if (sub != CUPTI_SUCCESS) return fail(StartResult::kFailed, "CUPTI refused a subscriber: " + ResultText(sub));
-  api_->unsubscribe(probe);
   // Before any kind is enabled: the clock (records in another clock would be placed
   // wrong: refused) and the thread ids (kernel ids; pthread_self's otherwise).
   if (CUptiResult r = api_->register_timestamp(&RealtimeNs); r != CUPTI_SUCCESS)
@@ -201,6 +193,34 @@ StartResult CuptiBackend::Start(ActivitySink* sink, std::string* why) {
   pthread_once(&once, [] { pthread_atfork(nullptr, nullptr, &ForgetInChild); });
   started_ = true;
   return StartResult::kTracing;
+}
+
+// Subscribes and lets go at once: CUPTI_SUCCESS when nobody else is subscribed;
+// CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, |holder| " (its name)" or "", when
+// another client is.
+CUptiResult CuptiBackend::Probe(std::string* holder) {
+  CUpti_SubscriberHandle probe = nullptr;
+  char name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "commlens";
+  params.oldSubscriberName = name;
+  params.oldSubscriberSize = sizeof(name) - 1;
+  const CUptiResult sub = api_->subscribe(&probe, &NoCallback, nullptr, &params);
+  if (sub == CUPTI_SUCCESS) api_->unsubscribe(probe);
+  if (sub == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && name[0]) *holder = std::string(" (") + name + ")";
+  return sub;
+}
+
+// Once another client has subscribed, CUPTI's activity buffers and kinds are its too: the
+// tracer lets them be from then on (Tracer::Drain).
+bool CuptiBackend::Held(std::string* why) {
+  if (!started_) return true;
+  std::string holder;
+  if (Probe(&holder) != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) return true;
+  *why = "another CUPTI client subscribed" + holder;
+  started_ = false;  // no more CUPTI calls from here: they would change the other client's state
+  return false;
 }
 
 bool CuptiBackend::StreamId(uint64_t stream, uint32_t* id) {

@@ -44,6 +44,8 @@ class CuptiBackend final : public ActivityBackend {
   void Stop() override;
   void SetPaused(bool paused) override;
   bool StreamId(uint64_t stream, uint32_t* id) override;
+  bool Held(std::string* why) override;
+  void LetGo() override { started_ = false; }
 
  private:
   struct Api;
@@ -62,6 +64,7 @@ class CuptiBackend final : public ActivityBackend {
   Api* api_ = nullptr;
   ActivitySink* sink_ = nullptr;
   bool started_ = false;
+  CUptiResult Probe(std::string* holder);  // whether another client holds CUPTI (cupti_backend.cc)
   std::vector<CUpti_ActivityKind> wanted_;                // the kinds CUPTI took at Start (kernels first)
   std::vector<CUpti_ActivityKind> enabled_;               // those enabled now (none while paused)
   std::unordered_map<uint64_t, std::string> api_names_;  // (runtime << 32 | cbid) -> name, from Start

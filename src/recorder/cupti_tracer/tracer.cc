@@ -15,6 +15,8 @@ bool Tracer::Start() {
   ids_.clear();
   pending_.Clear();
   records_ = dropped_ = reported_ = 0;
+  records_at_drain_ = kernels_at_drain_ = 0;
+  stalled_drains_ = 0;
   streams_.clear();
   stopped_ = false;
   paused_ = false;
@@ -109,8 +111,41 @@ void Tracer::OnDropped(uint64_t records) {
   news_ = true;
 }
 
-void Tracer::Drain(int64_t now_ns, nf::RecordWriter* into) {
-  if (backend_ && tracing() && !stopped_.load()) backend_->Flush();
+void Tracer::LoseLocked(int64_t now_ns, std::string why) {
+  backend_->LetGo();
+  stopped_ = true;
+  state_ = nf::TracerState::kSteppedAside;
+  why_ = std::move(why) + ", at " + std::to_string(now_ns) + " ns";
+  news_ = true;
+}
+
+// Records stopped coming while NCCL's kernels went on running: another client registered
+// its own buffer callbacks (it need not subscribe), or disabled the kinds when it stopped.
+void Tracer::WatchForStallLocked(int64_t now_ns, uint64_t nccl_kernels_done) {
+  if (records_ != records_at_drain_ || paused_) {
+    stalled_drains_ = 0;
+    kernels_at_drain_ = nccl_kernels_done;
+  } else if (nccl_kernels_done > kernels_at_drain_) {
+    ++stalled_drains_;  // NCCL's kernels ran, and CUPTI recorded none of them
+  }
+  records_at_drain_ = records_;
+  if (stalled_drains_ >= kStalledDrains && nccl_kernels_done >= kernels_at_drain_ + kStallKernels)
+    LoseLocked(now_ns, "CUPTI delivered nothing for " + std::to_string(stalled_drains_) + " flushes while " +
+                           std::to_string(nccl_kernels_done - kernels_at_drain_) +
+                           " NCCL kernels ran: another CUPTI client took its activity buffers");
+}
+
+void Tracer::Drain(int64_t now_ns, nf::RecordWriter* into, uint64_t nccl_kernels_done) {
+  std::string lost;
+  const bool live = backend_ && tracing() && !stopped_.load();
+  if (live && !paused_ && !backend_->Held(&lost)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    LoseLocked(now_ns, std::move(lost));
+  } else if (live) {
+    backend_->Flush();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (nccl_kernels_done > 0) WatchForStallLocked(now_ns, nccl_kernels_done);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (news_ || records_ != reported_) {
     nf::TracerRecord t{};

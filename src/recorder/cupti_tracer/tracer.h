@@ -41,7 +41,17 @@ class Tracer final : public ActivitySink {
   // it stepped aside or failed, as the next drain's Tracer record says).
   bool Start();
   // Flushes the backend and moves every pending record into |into| (appended).
-  void Drain(int64_t now_ns, native_format::RecordWriter* into);
+  // |nccl_kernels_done|: NCCL kernels known to have run so far in this file (the launch
+  // timer saw them end; 0 when not known). A tracer that finds CUPTI taken by another
+  // client since its start (a PyTorch profiler or Nsight Systems started later: another
+  // subscriber; or kStalledDrains drains in a row without a record while kStallKernels NCCL
+  // kernels or more ran, which CUPTI would have recorded) steps aside from then on: no
+  // more calls into CUPTI, whose kinds and buffers are the other client's now, and a
+  // Tracer record that says when and why. (Kernels that ran, not launches: in a hang,
+  // launches queue up and nothing runs, CUPTI's records included.)
+  void Drain(int64_t now_ns, native_format::RecordWriter* into, uint64_t nccl_kernels_done = 0);
+  static constexpr int kStalledDrains = 3;
+  static constexpr uint64_t kStallKernels = 16;
   // Stops the backend; the last records wait for the last Drain.
   void Stop();
   // Pauses or resumes the backend (activity_backend.h) when the recording is switched off
@@ -64,6 +74,8 @@ class Tracer final : public ActivitySink {
 
  private:
   uint32_t StringIdLocked(std::string_view text);  // 0 for empty text
+  void LoseLocked(int64_t now_ns, std::string why);
+  void WatchForStallLocked(int64_t now_ns, uint64_t nccl_kernels_done);
 
   ActivityBackend* backend_;
   std::atomic<native_format::TracerState> state_{native_format::TracerState::kFailed};
@@ -79,6 +91,8 @@ class Tracer final : public ActivitySink {
   bool news_ = true;                                // under mu_: a Tracer record is due
   uint64_t reported_ = 0;                           // under mu_: records_ in the last Tracer record
   std::vector<uint64_t> streams_;                   // under mu_: launch streams named in this file
+  uint64_t records_at_drain_ = 0, kernels_at_drain_ = 0;  // under mu_: at the last drain with records
+  int stalled_drains_ = 0;                                  // under mu_
 };
 
 }  // namespace commlens::recorder::cupti

@@ -397,7 +397,12 @@ void Session::DrainTracer() {
   cupti::Tracer* tracer = ActiveTracer();
   if (!tracer) return;
   nf::RecordWriter w;
-  tracer->Drain(RealtimeNs(), &w);
+  const bool was_tracing = tracer->tracing();
+  // NCCL kernels known to have run (the launch timer saw them end): CUPTI recorded them
+  // too, unless another client took its buffers.
+  tracer->Drain(RealtimeNs(), &w, launches_timed_ ? launch_timer_->timed() : 0);
+  // Another CUPTI client took over: NCCL's kernel events time the ops if nothing else does.
+  if (was_tracing && !tracer->tracing() && !launches_timed_) PutBackKernelEvents();
   if (!w.empty()) file_.Queue(w);
 }
 

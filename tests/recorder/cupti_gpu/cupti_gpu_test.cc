@@ -230,5 +230,39 @@ TEST(CuptiGpu, StepsAsideForAnotherSubscriber) {
   EXPECT_EQ(unsubscribe(other), CUPTI_SUCCESS);
 }
 
+// A client that subscribes after the tracer started (a PyTorch profiler started later in
+// the job): at its next drain the tracer lets CUPTI go, keeps what it recorded, and says
+// when; the other client's subscription is left as it was.
+TEST(CuptiGpu, LetsGoForASubscriberThatComesLater) {
+  ASSERT_EQ(testing::InitCuda(), "");
+  Tracer tracer(NewCuptiBackend(LibraryOption(), kCuptiKernels));
+  ASSERT_TRUE(tracer.Start());
+  const testing::SmallProgram p = testing::RunSmallProgram(8);
+  ASSERT_EQ(p.error, "");
+  std::vector<nf::RecordWriter> drains(2);
+  tracer.Drain(RealtimeNs(), &drains[0]);
+  EXPECT_TRUE(tracer.tracing());
+
+  const std::string library = LibraryOption().empty() ? "libcupti.so.13" : LibraryOption();
+  void* cupti = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  ASSERT_NE(cupti, nullptr) << dlerror();
+  using Subscribe = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+  auto subscribe = reinterpret_cast<Subscribe>(dlsym(cupti, "cuptiSubscribe"));
+  CUpti_SubscriberHandle other = nullptr;
+  ASSERT_EQ(subscribe(&other, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr),
+            CUPTI_SUCCESS);
+  tracer.Drain(RealtimeNs(), &drains[1]);
+  EXPECT_FALSE(tracer.tracing());
+  tracer.Stop();  // nothing reaches CUPTI any more
+  model::RankTrace t = Import(drains, "let_go.cltrace");
+  std::string notes;
+  for (const std::string& n : t.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("stepped aside during the run (another CUPTI client subscribed"), std::string::npos) << notes;
+  EXPECT_GE(t.gpu.size(), 8u);  // the kernels before it
+  using Unsubscribe = CUptiResult (*)(CUpti_SubscriberHandle);
+  auto unsubscribe = reinterpret_cast<Unsubscribe>(dlsym(cupti, "cuptiUnsubscribe"));
+  EXPECT_EQ(unsubscribe(other), CUPTI_SUCCESS);
+}
+
 }  // namespace
 }  // namespace commlens::recorder::cupti
