@@ -179,7 +179,7 @@ class NativeTrace:
                 launches.setdefault(a["parent_id"], []).append(a["api_id"])
         out = {}
         for api, group in group_of.items():
-            ids = launches.get(group, [])
+            ids = launches.get(group, [])  # copy-engine ops: decoded_ops asks only for kernel ops
             if len(ids) == 1 and ids[0] in self.launch_timing:
                 out[api] = self.launch_timing[ids[0]]
         return out
@@ -197,7 +197,7 @@ class NativeTrace:
                 func = "Send" if o["flags"] & SEND_FLAG else "Recv"
             t = self.timing.get(o["op_id"])
             timed = t is not None and t[2] > 0 and t[1] >= t[0]
-            if not timed and o["api_id"] in by_launch:
+            if not timed and o["kind"] != 2 and o["api_id"] in by_launch:  # 2: copy-engine, no kernel
                 start, end = by_launch[o["api_id"]]
                 t, timed, offset_here = [start, end, 0], True, 0
             else:

@@ -20,6 +20,7 @@
 #include "native_format/record_writer.h"
 #include "passes/finish.h"
 #include "recorder/cupti_tracer/tracer.h"
+#include "recorder/recorded_trace.h"
 #include "recorder/tracer_drains_file.h"
 
 namespace commlens::recorder::cupti {
@@ -41,6 +42,15 @@ class StandInBackend final : public ActivityBackend {
     return StartResult::kTracing;
   }
   void Flush() override { ++flushes; }
+  void FlushAll() override {
+    ++forced_flushes;
+    if (held_back > 0) {
+      DeliverStep(held_back);
+      held_back = 0;
+    }
+  }
+  std::atomic<int> forced_flushes{0};
+  int held_back = 0;  // > 0: a step's records in a buffer only a forced flush hands over
   void Stop() override { stopped = true; }
   void SetPaused(bool p) override { pauses.push_back(p); }
   bool Held(std::string* why) override {
@@ -136,12 +146,6 @@ TEST(CuptiTracer, StepsAsideWhenAnotherClientHoldsCupti) {
   EXPECT_TRUE(said);
 }
 
-bool HasNote(const model::RankTrace& t, const std::string& part) {
-  for (const std::string& n : t.notes)
-    if (n.find(part) != std::string::npos) return true;
-  return false;
-}
-
 // A PyTorch profiler (or Nsight Systems) started after the tracer subscribes to CUPTI: at
 // the next drain the tracer lets CUPTI go (no pause, resume or stop reaches it, which
 // would switch the other client's kinds off) and says when; what it recorded before stays.
@@ -164,7 +168,7 @@ TEST(CuptiTracer, LetsCuptiGoWhenAnotherClientSubscribesLater) {
   EXPECT_EQ(backend.flushes.load(), 1);  // the first drain's only
   model::RankTrace t = Import(FileWith(drains), "later.cltrace");
   EXPECT_EQ(t.gpu.size(), 1u);
-  EXPECT_TRUE(HasNote(t, "the CUPTI tracer stepped aside during the run (another CUPTI client subscribed (the "
+  EXPECT_TRUE(commlens::testing::HasNote(t, "the CUPTI tracer stepped aside during the run (another CUPTI client subscribed (the "
                          "stand-in's), at 2000 ns): kernels, copies and NVTX ranges after that are missing (3 "
                          "recorded before)"));
 }
@@ -189,8 +193,24 @@ TEST(CuptiTracer, StepsAsideWhenRecordsStopWhileNcclKernelsRun) {
     EXPECT_FALSE(tracer.tracing());
     EXPECT_TRUE(backend.let_go);
     model::RankTrace t = Import(FileWith({w}), "stalled.cltrace");
-    EXPECT_TRUE(HasNote(t, "CUPTI delivered nothing for 3 flushes while 30 NCCL kernels ran: another CUPTI client "
-                           "took its activity buffers, at 4000 ns"));
+    EXPECT_TRUE(commlens::testing::HasNote(t, "CUPTI delivered nothing for 3 flushes, a forced one too, while 30 NCCL "
+                                              "kernels ran: another CUPTI client took its activity buffers, at 4000 ns"));
+    EXPECT_EQ(backend.forced_flushes.load(), 1);
+  }
+  {
+    // The records were in a buffer still being filled: the forced flush brings them, and
+    // the tracer goes on.
+    StandInBackend backend;
+    Tracer tracer(&backend);
+    ASSERT_TRUE(tracer.Start());
+    nf::RecordWriter w;
+    backend.DeliverStep(0);
+    tracer.Drain(1'000, &w, 10);
+    backend.held_back = 1;
+    for (int k = 1; k <= 3; ++k) tracer.Drain(1'000 * (k + 1), &w, 10 + 10 * static_cast<uint64_t>(k));
+    EXPECT_EQ(backend.forced_flushes.load(), 1);
+    EXPECT_TRUE(tracer.tracing());
+    EXPECT_EQ(tracer.records(), 6u);
   }
   {
     // Records keep coming: no stall, however many kernels run.

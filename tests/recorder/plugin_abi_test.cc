@@ -16,6 +16,7 @@
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
 #include "native_format/record_reader.h"
+#include "recorder/recorded_trace.h"
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {
@@ -42,20 +43,6 @@ constexpr int kCountOnlyMask = 2 | 4;
 template <int V>
 constexpr int FullMask() {
   return V == 4 ? kMaskV4 : V == 5 ? kMaskV5 : V == 6 ? kMaskV6 : kMaskV7;
-}
-
-model::RankTrace ImportOnly(const std::string& dir) {
-  std::vector<std::string> files = TracesIn(dir);
-  EXPECT_EQ(files.size(), 1u) << dir;
-  if (files.empty()) return {};
-  auto t = importers::ImportNativeTrace(files[0]);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return t.ok() ? std::move(t).value() : model::RankTrace{};
-}
-
-bool HasNote(const model::RankTrace& t, const std::string& part) {
-  return std::any_of(t.notes.begin(), t.notes.end(),
-                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
 }
 
 std::vector<uint32_t> RowsOf(const model::RankTrace& t, CommOp op) {

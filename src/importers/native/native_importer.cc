@@ -153,8 +153,8 @@ void DecodeOne(const nf::RecordView& r, Decoded* d, model::ImportStats* stats) {
     case nf::RecordType::kLaunchTiming: {
       nf::LaunchTimingRecord l;
       if (!nf::DecodePayload(r, &l)) return bad("short launch timing record");
-      if (l.gpu_end_ns < l.gpu_start_ns || l.gpu_start_ns <= 0 || l.gpu_end_ns - l.gpu_start_ns >= model::kTimeLimit)
-        return bad("launch timing ends before it starts, or lasts for ever");
+      if (l.gpu_end_ns < l.gpu_start_ns || l.gpu_start_ns <= 0 || !model::TimeInRange(l.gpu_end_ns))
+        return bad("launch timing ends before it starts, or beyond the time range");
       d->launch_timings[l.api_id] = l;
       return;
     }
@@ -321,9 +321,10 @@ struct Placed {
 };
 
 // The CUDA events around the kernel launch of the op's group, when the group launched
-// once on its communicator (its ops all ran in that kernel); null otherwise.
+// once on its communicator (its ops all ran in that kernel); null otherwise, and for a
+// copy-engine op (no kernel runs it).
 const nf::LaunchTimingRecord* LaunchTimingOf(const Decoded& d, const nf::OpRecord& o) {
-  if (d.launch_timings.empty()) return nullptr;
+  if (d.launch_timings.empty() || o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) return nullptr;
   auto g = d.group_of_api.find(o.api_id);
   if (g == d.group_of_api.end()) return nullptr;
   auto n = d.launches_of_group.find(g->second);
@@ -760,13 +761,25 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
     t.notes.push_back("the CUPTI tracer recorded no CUDA calls (--cupti-kinds without api): GPU activities are placed "
                       "in the steps by their GPU start, and idle gaps are not told host waits");
   }
-  uint64_t by_events = 0;
-  for (const nf::OpRecord* o : op_rows) by_events += !d.timings.count(o->op_id) && LaunchTimingOf(d, *o) != nullptr;
+  uint64_t by_events = 0, split = 0;
+  for (const nf::OpRecord* o : op_rows) {
+    if (d.timings.count(o->op_id)) continue;
+    if (LaunchTimingOf(d, *o) != nullptr) {
+      ++by_events;
+    } else if (!d.launch_timings.empty()) {
+      auto g = d.group_of_api.find(o->api_id);
+      auto n = g == d.group_of_api.end() ? d.launches_of_group.end() : d.launches_of_group.find(g->second);
+      split += n != d.launches_of_group.end() && n->second > 1;
+    }
+  }
   if (by_events > 0)
     t.notes.push_back(std::to_string(by_events) + " ops timed by CUDA events around their kernels' launches");
+  if (split > 0)
+    t.notes.push_back(std::to_string(split) + " ops belong to groups NCCL ran as several kernels on one communicator: "
+                      "which kernel ran which op is not known, so they keep host times");
   if (d.launch_timer && d.launch_timer->state == static_cast<uint32_t>(nf::LaunchTimerState::kFailed))
     t.notes.push_back("the launch timer could not time NCCL's kernels (" + StringOf(d, d.launch_timer->reason) +
-                      "): NCCL's kernel events timed the ops instead");
+                      "): the ops were timed by NCCL's kernel events or the CUPTI tracer where the file has them");
   else if (d.launch_timer && d.launch_timer->untimed > 0)
     t.notes.push_back(std::to_string(d.launch_timer->untimed) + " of NCCL's kernel launches were not timed by CUDA "
                       "events (captured into a CUDA graph, more than 4,096 in flight, or a CUDA error)");

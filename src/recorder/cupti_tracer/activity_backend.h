@@ -36,8 +36,11 @@ class ActivityBackend {
   virtual ~ActivityBackend() = default;
   // Starts delivering activities to |sink|; unless tracing, |why| says why not.
   virtual StartResult Start(ActivitySink* sink, std::string* why) = 0;
-  // Hands over every activity completed so far (CUPTI: a forced flush of its buffers).
+  // Hands over the activities of completed buffers (CUPTI: a periodic flush).
   virtual void Flush() = 0;
+  // Hands over every activity recorded so far, from buffers still being filled too (CUPTI:
+  // a forced flush; it may cut a record being written, counted as dropped).
+  virtual void FlushAll() { Flush(); }
   // Stops delivering; a last Flush first.
   virtual void Stop() = 0;
   // While paused (the recording switched off by its control file, or outside its capture

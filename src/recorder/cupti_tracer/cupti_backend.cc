@@ -278,6 +278,10 @@ void CuptiBackend::Flush() {
   if (started_) FlushBuffers(false);
 }
 
+void CuptiBackend::FlushAll() {
+  if (started_) FlushBuffers(true);
+}
+
 // Paused: nothing is enabled, so CUPTI adds nothing to the job's CUDA calls and kernels;
 // what was recorded before waits in its buffers for the next flush.
 void CuptiBackend::SetPaused(bool paused) {

@@ -41,6 +41,7 @@ class CuptiBackend final : public ActivityBackend {
 
   StartResult Start(ActivitySink* sink, std::string* why) override;
   void Flush() override;
+  void FlushAll() override;
   void Stop() override;
   void SetPaused(bool paused) override;
   bool StreamId(uint64_t stream, uint32_t* id) override;

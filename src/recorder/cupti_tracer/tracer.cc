@@ -121,18 +121,17 @@ void Tracer::LoseLocked(int64_t now_ns, std::string why) {
 
 // Records stopped coming while NCCL's kernels went on running: another client registered
 // its own buffer callbacks (it need not subscribe), or disabled the kinds when it stopped.
-void Tracer::WatchForStallLocked(int64_t now_ns, uint64_t nccl_kernels_done) {
+// Suspected after kStalledDrains such drains; Drain then forces CUPTI's partly filled
+// buffers out before it concludes.
+bool Tracer::StallSuspectedLocked(uint64_t nccl_kernels_done) {
   if (records_ != records_at_drain_ || paused_) {
     stalled_drains_ = 0;
     kernels_at_drain_ = nccl_kernels_done;
   } else if (nccl_kernels_done > kernels_at_drain_) {
-    ++stalled_drains_;  // NCCL's kernels ran, and CUPTI recorded none of them
+    ++stalled_drains_;  // NCCL's kernels ran, and no record came of them
   }
   records_at_drain_ = records_;
-  if (stalled_drains_ >= kStalledDrains && nccl_kernels_done >= kernels_at_drain_ + kStallKernels)
-    LoseLocked(now_ns, "CUPTI delivered nothing for " + std::to_string(stalled_drains_) + " flushes while " +
-                           std::to_string(nccl_kernels_done - kernels_at_drain_) +
-                           " NCCL kernels ran: another CUPTI client took its activity buffers");
+  return stalled_drains_ >= kStalledDrains && nccl_kernels_done >= kernels_at_drain_ + kStallKernels;
 }
 
 void Tracer::Drain(int64_t now_ns, nf::RecordWriter* into, uint64_t nccl_kernels_done) {
@@ -143,8 +142,22 @@ void Tracer::Drain(int64_t now_ns, nf::RecordWriter* into, uint64_t nccl_kernels
     LoseLocked(now_ns, std::move(lost));
   } else if (live) {
     backend_->Flush();
+    bool suspected = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      suspected = nccl_kernels_done > 0 && StallSuspectedLocked(nccl_kernels_done);
+    }
+    if (suspected) backend_->FlushAll();  // its callbacks take mu_: not held here
     std::lock_guard<std::mutex> lock(mu_);
-    if (nccl_kernels_done > 0) WatchForStallLocked(now_ns, nccl_kernels_done);
+    if (suspected && records_ == records_at_drain_) {
+      LoseLocked(now_ns, "CUPTI delivered nothing for " + std::to_string(stalled_drains_) +
+                             " flushes, a forced one too, while " + std::to_string(nccl_kernels_done - kernels_at_drain_) +
+                             " NCCL kernels ran: another CUPTI client took its activity buffers");
+    } else if (suspected) {
+      stalled_drains_ = 0;  // the records were in a buffer still being filled
+      kernels_at_drain_ = nccl_kernels_done;
+      records_at_drain_ = records_;
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (news_ || records_ != reported_) {

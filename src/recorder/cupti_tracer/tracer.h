@@ -45,7 +45,8 @@ class Tracer final : public ActivitySink {
   // timer saw them end; 0 when not known). A tracer that finds CUPTI taken by another
   // client since its start (a PyTorch profiler or Nsight Systems started later: another
   // subscriber; or kStalledDrains drains in a row without a record while kStallKernels NCCL
-  // kernels or more ran, which CUPTI would have recorded) steps aside from then on: no
+  // kernels or more ran, which CUPTI would have recorded, and none either after a forced
+  // flush: periodic flushes take full buffers only) steps aside from then on: no
   // more calls into CUPTI, whose kinds and buffers are the other client's now, and a
   // Tracer record that says when and why. (Kernels that ran, not launches: in a hang,
   // launches queue up and nothing runs, CUPTI's records included.)
@@ -75,7 +76,7 @@ class Tracer final : public ActivitySink {
  private:
   uint32_t StringIdLocked(std::string_view text);  // 0 for empty text
   void LoseLocked(int64_t now_ns, std::string why);
-  void WatchForStallLocked(int64_t now_ns, uint64_t nccl_kernels_done);
+  bool StallSuspectedLocked(uint64_t nccl_kernels_done);
 
   ActivityBackend* backend_;
   std::atomic<native_format::TracerState> state_{native_format::TracerState::kFailed};

@@ -19,6 +19,7 @@ constexpr CUresult kNotReady = 600;
 constexpr unsigned kEventDefault = 0;        // CU_EVENT_DEFAULT: timing on
 constexpr unsigned kStreamNonBlocking = 1;   // CU_STREAM_NON_BLOCKING
 constexpr int kCaptureNone = 0;              // CU_STREAM_CAPTURE_STATUS_NONE
+constexpr int kCaptureModeRelaxed = 2;       // CU_STREAM_CAPTURE_MODE_RELAXED
 
 void* AsPointer(GpuEvents::Handle h) { return reinterpret_cast<void*>(static_cast<uintptr_t>(h)); }
 GpuEvents::Handle AsHandle(const void* p) { return static_cast<GpuEvents::Handle>(reinterpret_cast<uintptr_t>(p)); }
@@ -43,6 +44,7 @@ struct DriverEvents::Api {
   CUresult (*event_elapsed)(float*, CUevent, CUevent) = nullptr;
   CUresult (*stream_create)(CUstream*, unsigned) = nullptr;
   CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*exchange_capture_mode)(int*) = nullptr;  // optional (CUDA 10.1+)
 };
 
 DriverEvents::~DriverEvents() { delete api_; }
@@ -67,6 +69,7 @@ bool DriverEvents::Load(std::string* why) {
                   Resolve(lib, "cuEventElapsedTime", &a->event_elapsed) &&
                   Resolve(lib, "cuStreamCreate", &a->stream_create) &&
                   Resolve(lib, "cuStreamDestroy_v2", &a->stream_destroy);
+  Resolve(lib, "cuThreadExchangeStreamCaptureMode", &a->exchange_capture_mode);
   if (!ok) {
     delete a;
     *why = "CUDA's driver library lacks a call the launch timer needs (CUDA 11 or later is expected)";
@@ -126,6 +129,16 @@ bool DriverEvents::ElapsedNs(Handle from, Handle to, int64_t* ns) {
   if (api_->event_elapsed(&ms, AsPointer(from), AsPointer(to)) != kSuccess || !std::isfinite(ms)) return false;
   *ns = std::llround(static_cast<double>(ms) * 1e6);
   return true;
+}
+
+int DriverEvents::RelaxCapture() {
+  int mode = kCaptureModeRelaxed;
+  if (api_ == nullptr || api_->exchange_capture_mode == nullptr || api_->exchange_capture_mode(&mode) != kSuccess) return -1;
+  return mode;  // the thread's mode before
+}
+
+void DriverEvents::RestoreCapture(int mode) {
+  if (mode >= 0 && api_ != nullptr && api_->exchange_capture_mode != nullptr) api_->exchange_capture_mode(&mode);
 }
 
 }  // namespace commlens::recorder::launch_timer

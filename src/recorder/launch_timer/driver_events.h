@@ -26,6 +26,8 @@ class DriverEvents final : public GpuEvents {
   bool Record(Handle event, uint64_t stream) override;
   Done Query(Handle event) override;
   bool ElapsedNs(Handle from, Handle to, int64_t* ns) override;
+  int RelaxCapture() override;
+  void RestoreCapture(int mode) override;
 
  private:
   struct Api;

@@ -4,8 +4,9 @@
 // stand-in with a GPU of their own making.
 //
 // Handles (a CUcontext, CUstream or CUevent) travel as numbers, 0 for none. Threading:
-// Capturing, StreamContext and Record come from the threads that launch NCCL's kernels,
-// the rest from the recorder's flusher; an implementation makes no call unsafe for that.
+// Capturing, StreamContext, Record, and NewEvent/DestroyEvent for a slot's events come
+// from the threads that launch NCCL's kernels; the rest from the recorder's flusher (or
+// the thread that ends the session).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,12 @@ class GpuEvents {
   virtual Done Query(Handle event) = 0;
   // GPU time from |from| to |to|, both done; false on error.
   virtual bool ElapsedNs(Handle from, Handle to, int64_t* ns) = 0;
+  // The calling thread's calls stop counting as unsafe for another thread's stream capture
+  // (CUDA's "relaxed" capture mode) until Restore: without it, an event query from the
+  // flusher while the application captures a CUDA graph in the default (global) mode
+  // would invalidate that capture. Returns the mode to give back to Restore.
+  virtual int RelaxCapture() { return 0; }
+  virtual void RestoreCapture(int /*mode*/) {}
 };
 
 }  // namespace commlens::recorder::launch_timer

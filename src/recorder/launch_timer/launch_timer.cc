@@ -12,11 +12,17 @@ namespace nf = native_format;
 
 namespace {
 
-int64_t RealtimeNs() {
+int64_t ClockNs(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
+int64_t RealtimeNs() { return ClockNs(CLOCK_REALTIME); }
+int64_t MonotonicNs() { return ClockNs(CLOCK_MONOTONIC); }
+
+// Handles 0, 1 and 2 are CUDA's default streams (legacy, per-thread): each names the
+// calling thread's current context, so their context is not cached.
+constexpr uint64_t kDefaultStreams = 2;
 
 constexpr size_t kCachedStreams = 16;
 
@@ -42,6 +48,7 @@ bool LaunchTimer::Start(std::string* why) {
   skipped_ = 0;
   failed_ = 0;
   news_ = true;
+  file_.fetch_add(1, std::memory_order_relaxed);
   timing_ = loaded_;
   return loaded_;
 }
@@ -52,6 +59,13 @@ void LaunchTimer::Off() {
   news_ = true;
 }
 
+void LaunchTimer::Forget(Slot& s) {
+  events_->DestroyEvent(s.start);
+  events_->DestroyEvent(s.end);
+  s.start = s.end = 0;
+  s.context = 0;
+}
+
 void LaunchTimer::Release(uint32_t slot) {
   slots_[slot].state.store(kFree, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
@@ -59,6 +73,7 @@ void LaunchTimer::Release(uint32_t slot) {
 }
 
 GpuEvents::Handle LaunchTimer::ContextOf(uint64_t stream) {
+  if (stream <= kDefaultStreams) return events_->StreamContext(stream);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [s, context] : streams_)
@@ -111,7 +126,9 @@ uint32_t LaunchTimer::Begin(uint64_t stream) {
   }
   Slot& s = slots_[slot];
   if (!Ready(s, context) || !events_->Record(s.start, stream)) {
-    // A stream gone and its handle reused in another context: asked again next time.
+    // A stream gone and its handle reused in another context, or the context gone: the
+    // stream asked again, and the slot's events made again, next time.
+    Forget(s);
     std::lock_guard<std::mutex> lock(mu_);
     streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [&](const auto& e) { return e.first == stream; }),
                    streams_.end());
@@ -121,6 +138,7 @@ uint32_t LaunchTimer::Begin(uint64_t stream) {
     return kNone;
   }
   s.stream = stream;
+  s.file = file_.load(std::memory_order_relaxed);
   s.state.store(kBegun, std::memory_order_relaxed);
   return slot;
 }
@@ -130,6 +148,7 @@ void LaunchTimer::End(uint32_t slot, uint64_t api_id) {
   Slot& s = slots_[slot];
   if (s.state.load(std::memory_order_relaxed) != kBegun) return;
   if (!events_->Record(s.end, s.stream)) {
+    Forget(s);
     Release(slot);
     Failed();
     return;
@@ -156,40 +175,47 @@ LaunchTimer::Anchor* LaunchTimer::AnchorFor(GpuEvents::Handle context) {
   return &anchors_.back();
 }
 
-bool LaunchTimer::Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window) {
+LaunchTimer::Anchored LaunchTimer::Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window) {
   int best = -1;
   int64_t best_width = 0, best_t0 = 0;
   for (int k = 0, slot = 0; k < kAnchorTries; ++k) {
-    const int64_t t0 = RealtimeNs();
-    if (!events_->Record(a.event[slot], a.stream)) break;
-    int64_t t1 = t0;
+    const int64_t t0 = RealtimeNs(), m0 = MonotonicNs();
+    if (!events_->Record(a.event[slot], a.stream)) return Anchored::kError;
     GpuEvents::Done q;
-    while ((q = events_->Query(a.event[slot])) == GpuEvents::Done::kNotYet && (t1 = RealtimeNs()) - t0 <= kAnchorWaitNs) {
+    int64_t m1 = m0;
+    while ((q = events_->Query(a.event[slot])) == GpuEvents::Done::kNotYet && (m1 = MonotonicNs()) - m0 <= kAnchorWaitNs) {
     }
+    if (q == GpuEvents::Done::kError) return Anchored::kError;
     if (q != GpuEvents::Done::kYes) break;
-    t1 = RealtimeNs();
-    if (best < 0 || t1 - t0 < best_width) {
+    m1 = MonotonicNs();
+    if (best < 0 || m1 - m0 < best_width) {
       best = slot;
-      best_width = t1 - t0;
+      best_width = m1 - m0;
       best_t0 = t0;
       slot = 1 - slot;  // keep the best one's event as it is
     }
     if (best_width <= kTightAnchorNs) break;
   }
-  if (best < 0) return false;
+  if (best < 0) return Anchored::kSlow;
   *event = a.event[best];
   *host = best_t0 + best_width / 2;
   *half_window = best_width / 2;
-  return true;
+  return Anchored::kYes;
 }
 
 void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
+  const int capture_mode = loaded_ ? events_->RelaxCapture() : -1;  // no driver: no CUDA call below
   // The launches whose kernels have finished, by context; each context's anchor is recorded
   // after them, so that every one of them lies before it on the GPU.
   std::vector<std::pair<GpuEvents::Handle, uint32_t>> done;
+  const uint32_t file = file_.load(std::memory_order_relaxed);
   for (uint32_t i = 0; i < kSlots; ++i) {
     Slot& s = slots_[i];
     if (s.state.load(std::memory_order_acquire) != kEnded) continue;
+    if (s.file != file) {  // an earlier file's launch: its id means nothing in this one
+      Release(i);
+      continue;
+    }
     switch (events_->Query(s.end)) {
       case GpuEvents::Done::kYes: done.emplace_back(s.context, i); break;
       case GpuEvents::Done::kNotYet: break;
@@ -207,8 +233,8 @@ void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
     Anchor* anchor = AnchorFor(context);
     GpuEvents::Handle anchor_event = 0;
     int64_t host = 0, half_window = 0;
-    const bool seen = anchor != nullptr && Place(*anchor, &anchor_event, &host, &half_window);
-    if (seen) {
+    const Anchored placed = anchor != nullptr ? Place(*anchor, &anchor_event, &host, &half_window) : Anchored::kError;
+    if (placed == Anchored::kYes) {
       for (size_t k = first; k < last; ++k) {
         Slot& s = slots_[done[k].second];
         int64_t to_start = 0, to_end = 0;
@@ -226,11 +252,18 @@ void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
         }
         Release(done[k].second);
       }
-    } else if (anchor == nullptr) {
-      // No anchor can be made in this context: its launches cannot be placed.
+    } else if (placed == Anchored::kError) {
+      // No anchor in this context (CUDA refused it: the context gone?): its launches cannot
+      // be placed, and the anchor is made again next time.
       for (size_t k = first; k < last; ++k) {
         Release(done[k].second);
         Failed();
+      }
+      if (anchor != nullptr) {
+        events_->DestroyEvent(anchor->event[0]);
+        events_->DestroyEvent(anchor->event[1]);
+        events_->DestroyStream(anchor->stream);
+        anchors_.erase(anchors_.begin() + (anchor - anchors_.data()));
       }
     }  // else the anchor was slow to show (the GPU busy in another way): tried again next time
     first = last;
@@ -251,6 +284,7 @@ void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
     reported_timed_ = timed_;
     reported_untimed_ = not_timed;
   }
+  if (loaded_) events_->RestoreCapture(capture_mode);
 }
 
 bool LaunchTimer::GaveUp(std::string* why) {
@@ -265,7 +299,9 @@ bool LaunchTimer::GaveUp(std::string* why) {
 
 size_t LaunchTimer::InFlight() const {
   size_t n = 0;
-  for (uint32_t i = 0; i < kSlots; ++i) n += slots_[i].state.load(std::memory_order_acquire) == kEnded;
+  const uint32_t file = file_.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < kSlots; ++i)
+    n += slots_[i].state.load(std::memory_order_acquire) == kEnded && slots_[i].file == file;
   return n;
 }
 

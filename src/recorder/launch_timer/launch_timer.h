@@ -76,6 +76,7 @@ class LaunchTimer {
     GpuEvents::Handle context = 0, start = 0, end = 0;
     uint64_t stream = 0;
     uint64_t api_id = 0;
+    uint32_t file = 0;  // file_ when it began: a launch of an earlier file is not written in this one
   };
   // A context's anchor: a stream of the timer's own and two events, so that the tighter
   // of two tries (the shorter host window around its completion) is kept.
@@ -86,20 +87,25 @@ class LaunchTimer {
   static constexpr int64_t kTightAnchorNs = 4'000;  // good enough: no more tries
 
   void Release(uint32_t slot);
+  // A CUDA call refused the slot's events (its context gone?): made again at its next use.
+  void Forget(Slot& s);
+  enum class Anchored { kYes, kSlow, kError };
   void Skipped() { skipped_.fetch_add(1, std::memory_order_relaxed); }  // not to be timed
   void Failed() { failed_.fetch_add(1, std::memory_order_relaxed); }    // a CUDA call refused
   GpuEvents::Handle ContextOf(uint64_t stream);
   bool Ready(Slot& s, GpuEvents::Handle context);
   Anchor* AnchorFor(GpuEvents::Handle context);
   // Records |a|'s events until one is seen within kTightAnchorNs (at most kAnchorTries):
-  // the tightest one's event, host time (the window's middle) and half window; false if
-  // none was seen within kAnchorWaitNs.
-  bool Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window);
+  // the tightest one's event, host time (the window's middle) and half window (measured on
+  // the monotonic clock: a step of the wall clock cannot shrink it); kSlow if none was
+  // seen within kAnchorWaitNs, kError if CUDA refused the anchor.
+  Anchored Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window);
   size_t InFlight() const;
 
   GpuEvents* events_;
   std::atomic<bool> timing_{false};
   uint32_t sample_ = 1;
+  std::atomic<uint32_t> file_{0};  // counts Starts
   std::atomic<uint64_t> launches_{0};  // for the sampling
   native_format::LaunchTimerState state_ = native_format::LaunchTimerState::kOff;
   std::string why_;

@@ -30,6 +30,7 @@
 #include "passes/finish.h"
 #include "recorder/cupti_tracer/backend_factory.h"
 #include "recorder/cupti_tracer/tracer.h"
+#include "recorder/needs_gpu.h"
 #include "recorder/tracer_drains_file.h"
 #include "small_cuda_program.h"
 
@@ -38,16 +39,8 @@ namespace {
 
 namespace nf = native_format;
 
-class NeedsGpu : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (testing::CudaDevices() == 0) {
-      std::fprintf(stderr, "cupti_gpu_test: no GPU visible, skipped\n");
-      std::_Exit(77);
-    }
-  }
-};
-const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+const auto* const kNeedsGpu =
+    ::testing::AddGlobalTestEnvironment(new commlens::testing::NeedsGpu(&testing::CudaDevices, "cupti_gpu_test"));
 
 int64_t RealtimeNs() {
   timespec ts{};

@@ -8,7 +8,7 @@
 
 #include <map>
 
-#include "native_format/record_reader.h"
+#include "recorder/launch_timer/launch_records.h"
 
 namespace commlens::recorder::launch_timer {
 namespace {
@@ -59,21 +59,10 @@ class StandInGpu final : public GpuEvents {
     *ns = time.at(to) - time.at(from);
     return true;
   }
+  int RelaxCapture() override { return ++relaxed, 1; }
+  void RestoreCapture(int mode) override { restored += mode; }
+  int relaxed = 0, restored = 0;
 };
-
-std::vector<nf::LaunchTimingRecord> Timings(const nf::RecordWriter& w, nf::LaunchTimerRecord* state) {
-  std::vector<nf::LaunchTimingRecord> out;
-  nf::RecordReader reader(std::span<const uint8_t>(w.bytes().data(), w.size()), 0);
-  nf::RecordView r;
-  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
-    if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTiming)) {
-      EXPECT_TRUE(nf::DecodePayload(r, &out.emplace_back()));
-    } else if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTimer)) {
-      EXPECT_TRUE(nf::DecodePayload(r, state));
-    }
-  }
-  return out;
-}
 
 TEST(LaunchTimer, PutsGpuTimesOnTheHostClockThroughTheAnchor) {
   StandInGpu gpu;
@@ -93,7 +82,7 @@ TEST(LaunchTimer, PutsGpuTimesOnTheHostClockThroughTheAnchor) {
   nf::RecordWriter w;
   timer.Collect(HostNs(), &w);
   nf::LaunchTimerRecord state{};
-  std::vector<nf::LaunchTimingRecord> got = Timings(w, &state);
+  std::vector<nf::LaunchTimingRecord> got = LaunchRecords(w, &state);
   ASSERT_EQ(got.size(), 1u);  // the second waits for its kernel
   EXPECT_EQ(got[0].api_id, 1001u);
   EXPECT_EQ(got[0].gpu_end_ns - got[0].gpu_start_ns, 250'000);
@@ -101,13 +90,16 @@ TEST(LaunchTimer, PutsGpuTimesOnTheHostClockThroughTheAnchor) {
               1'000.0 + got[0].anchor_error_ns);
   EXPECT_EQ(state.state, static_cast<uint32_t>(nf::LaunchTimerState::kTiming));
   EXPECT_EQ(state.timed, 1u);
+  // The flusher's CUDA calls do not count against another thread's graph capture.
+  EXPECT_EQ(gpu.relaxed, 1);
+  EXPECT_EQ(gpu.restored, 1);
 
   // The kernel ends; the next collect has it.
   for (auto& [e, t] : gpu.time)
     if (t == 0) t = HostNs() + gpu.ahead;
   nf::RecordWriter w2;
   timer.Finish(HostNs(), &w2, 100'000'000);
-  got = Timings(w2, &state);
+  got = LaunchRecords(w2, &state);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].api_id, 1002u);
   EXPECT_EQ(state.timed, 2u);
@@ -145,7 +137,7 @@ TEST(LaunchTimer, CountsWhatItCannotTime) {
   nf::RecordWriter w;
   second.Collect(HostNs(), &w);
   nf::LaunchTimerRecord state{};
-  Timings(w, &state);
+  LaunchRecords(w, &state);
   EXPECT_EQ(state.state, static_cast<uint32_t>(nf::LaunchTimerState::kFailed));
   EXPECT_EQ(state.untimed, LaunchTimer::kGiveUpAfter);
 }
@@ -167,6 +159,29 @@ TEST(LaunchTimer, TimesOneLaunchInNWhenSampling) {
   }
   EXPECT_EQ(timed, 3);
   EXPECT_EQ(timer.untimed(), 0u);
+}
+
+// CUDA refused a slot's event (its context gone, a stream handle reused): the slot's events
+// are made again at its next use. A launch of an earlier file is not written in the next.
+TEST(LaunchTimer, RecoversFromRefusedEventsAndKeepsFilesApart) {
+  StandInGpu gpu;
+  LaunchTimer timer(&gpu);
+  std::string why;
+  ASSERT_TRUE(timer.Start(&why));
+  gpu.next_times = {};  // the start event refused
+  EXPECT_EQ(timer.Begin(11), LaunchTimer::kNone);
+  const size_t events = gpu.time.size();
+  gpu.next_times = {HostNs() + gpu.ahead - 2'000'000, HostNs() + gpu.ahead - 1'000'000};
+  const uint32_t slot = timer.Begin(11);
+  ASSERT_NE(slot, LaunchTimer::kNone);
+  EXPECT_EQ(gpu.time.size(), events + 2);  // made again
+  timer.End(slot, 7);
+  ASSERT_TRUE(timer.Start(&why));  // a new file before the flusher saw it
+  nf::RecordWriter w;
+  timer.Collect(HostNs(), &w);
+  nf::LaunchTimerRecord state{};
+  EXPECT_TRUE(LaunchRecords(w, &state).empty());
+  EXPECT_EQ(state.timed, 0u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
+#include "recorder/recorded_trace.h"
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {
@@ -25,20 +26,6 @@ int64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
-}
-
-model::RankTrace ImportOnly(const std::string& dir) {
-  std::vector<std::string> files = TracesIn(dir);
-  EXPECT_EQ(files.size(), 1u) << dir;
-  if (files.empty()) return {};
-  auto t = importers::ImportNativeTrace(files[0]);
-  EXPECT_TRUE(t.ok()) << t.status().message();
-  return t.ok() ? std::move(t).value() : model::RankTrace{};
-}
-
-bool HasNote(const model::RankTrace& t, const std::string& part) {
-  return std::any_of(t.notes.begin(), t.notes.end(),
-                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
 }
 
 int WaitForMask(int want) {

@@ -15,11 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "native_format/record_reader.h"
 #include "recorder/cupti_tracer/backend_factory.h"
 #include "recorder/cupti_tracer/cupti_kinds.h"
 #include "recorder/launch_timer/driver_events.h"
 #include "recorder/launch_timer/launch_timer.h"
+#include "recorder/cupti_gpu/small_cuda_program.h"
+#include "recorder/launch_timer/launch_records.h"
+#include "recorder/needs_gpu.h"
 #include "spin_kernel.h"
 
 namespace commlens::recorder::launch_timer {
@@ -27,16 +29,8 @@ namespace {
 
 namespace nf = native_format;
 
-class NeedsGpu : public ::testing::Environment {
- public:
-  void SetUp() override {
-    if (testing::CudaDevices() == 0) {
-      std::fprintf(stderr, "launch_timer_gpu_test: no GPU visible, skipped\n");
-      std::_Exit(77);
-    }
-  }
-};
-const auto* const kNeedsGpu = ::testing::AddGlobalTestEnvironment(new NeedsGpu);
+const auto* const kNeedsGpu =
+    ::testing::AddGlobalTestEnvironment(new commlens::testing::NeedsGpu(&cupti::testing::CudaDevices, "launch_timer_gpu_test"));
 
 class KernelSink final : public cupti::ActivitySink {
  public:
@@ -51,27 +45,13 @@ class KernelSink final : public cupti::ActivitySink {
   std::vector<nf::GpuActivityRecord> spins;
 };
 
-std::vector<nf::LaunchTimingRecord> Timings(const nf::RecordWriter& w, nf::LaunchTimerRecord* state) {
-  std::vector<nf::LaunchTimingRecord> out;
-  nf::RecordReader reader(std::span<const uint8_t>(w.bytes().data(), w.size()), 0);
-  nf::RecordView r;
-  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
-    if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTiming)) {
-      EXPECT_TRUE(nf::DecodePayload(r, &out.emplace_back()));
-    } else if (r.type == static_cast<uint16_t>(nf::RecordType::kLaunchTimer)) {
-      EXPECT_TRUE(nf::DecodePayload(r, state));
-    }
-  }
-  return out;
-}
-
 int64_t Median(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
 TEST(LaunchTimerGpu, EventsSpanEachKernelAsCuptiSeesIt) {
-  ASSERT_EQ(testing::InitCuda(), "");
+  ASSERT_EQ(cupti::testing::InitCuda(), "");
   // The kernel's first launch loads its module (lazily: 20 ms on the H200): between a start
   // event and that kernel the GPU would wait for the host, as for NCCL's first launch.
   // Done before CUPTI traces, so that it sees the timed kernels only.
@@ -122,7 +102,7 @@ TEST(LaunchTimerGpu, EventsSpanEachKernelAsCuptiSeesIt) {
   EXPECT_EQ(captured.untimed(), 1u);
 
   nf::LaunchTimerRecord state{};
-  std::vector<nf::LaunchTimingRecord> timed = Timings(w, &state);
+  std::vector<nf::LaunchTimingRecord> timed = LaunchRecords(w, &state);
   ASSERT_EQ(timed.size(), static_cast<size_t>(kLaunches));
   EXPECT_EQ(state.timed, static_cast<uint64_t>(kLaunches));
   EXPECT_EQ(state.untimed, 0u);

@@ -18,16 +18,6 @@ cudaStream_t AsStream(uint64_t s) { return reinterpret_cast<cudaStream_t>(static
 
 }  // namespace
 
-int CudaDevices() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
-}
-
-std::string InitCuda() {
-  const cudaError_t e = cudaFree(nullptr);
-  return e == cudaSuccess ? "" : cudaGetErrorString(e);
-}
-
 uint64_t NewStream() {
   cudaStream_t s = nullptr;
   return cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess ? reinterpret_cast<uintptr_t>(s) : 0;

@@ -1,4 +1,5 @@
-// What launch_timer_gpu_test runs on the GPU (spin_kernel.cu; nvcc compiles C++17 only).
+// What launch_timer_gpu_test runs on the GPU (spin_kernel.cu; nvcc compiles C++17 only);
+// CUDA itself is started by cupti_gpu/small_cuda_program.h's InitCuda.
 #pragma once
 
 #include <cstdint>
@@ -6,8 +7,6 @@
 
 namespace commlens::recorder::launch_timer::testing {
 
-int CudaDevices();
-std::string InitCuda();  // "" when CUDA is up
 // A stream of the test's own (0 on failure) and the GPU's work on it.
 uint64_t NewStream();
 // A kernel that spins for about |ns| on the GPU, launched on |stream|.
