@@ -6,7 +6,8 @@
 #   scripts/tsan.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tests=(plugin_abi_test recorder_crash_test recorder_flush_test slot_pool_test sampler_test cupti_tracer_test)
+tests=(plugin_abi_test recorder_crash_test recorder_flush_test slot_pool_test sampler_test cupti_tracer_test
+       launch_timing_test launch_timer_test)
 if [ ! -f build-tsan/build.ninja ]; then
   CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCOMMLENS_SANITIZE=thread -DCOMMLENS_BUILD_BENCHMARKS=OFF -DCOMMLENS_WITH_CUDA=OFF >/dev/null
