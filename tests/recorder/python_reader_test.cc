@@ -27,6 +27,25 @@ std::string RunPython(const std::string& args) {
   return out;
 }
 
+// The folder's one trace, read by the importer and by the Python reader.
+struct BothReads {
+  std::string file;
+  model::RankTrace cpp;
+  nlohmann::json py;
+};
+BothReads ReadBoth(const std::string& dir) {
+  BothReads r;
+  std::vector<std::string> files = TracesIn(dir);
+  EXPECT_EQ(files.size(), 1u);
+  if (files.empty()) return r;
+  r.file = files[0];
+  auto cpp = importers::ImportNativeTrace(r.file);
+  EXPECT_TRUE(cpp.ok()) << cpp.status().message();
+  if (cpp.ok()) r.cpp = std::move(cpp).value();
+  r.py = nlohmann::json::parse(RunPython("--json " + r.file));
+  return r;
+}
+
 TEST(PythonReaderTest, AgreesWithTheImporter) {
   const std::string dir = FreshDir("python_reader");
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_BUFFER_EVENTS", "8"},
@@ -47,11 +66,10 @@ TEST(PythonReaderTest, AgreesWithTheImporter) {
   for (int i = 0; i < 10; ++i) nccl.Collective(FakeCollective{});  // the pools overflow
   ASSERT_EQ(nccl.Finalize(), 0);
 
-  std::vector<std::string> files = TracesIn(dir);
-  ASSERT_EQ(files.size(), 1u);
-  auto cpp = importers::ImportNativeTrace(files[0]);
-  ASSERT_TRUE(cpp.ok()) << cpp.status().message();
-  nlohmann::json py = nlohmann::json::parse(RunPython("--json " + files[0]));
+  BothReads both = ReadBoth(dir);
+  ASSERT_FALSE(both.file.empty());
+  const model::RankTrace* cpp = &both.cpp;
+  const nlohmann::json& py = both.py;
 
   EXPECT_EQ(py["rank"], 2);
   EXPECT_EQ(py["status"], "end");
@@ -69,7 +87,7 @@ TEST(PythonReaderTest, AgreesWithTheImporter) {
               std::string(model::CommOpName(cpp->comms.op[i])));
   }
   // The one-line form says the same.
-  EXPECT_NE(RunPython(files[0]).find("ops 8 (GPU-timed 8"), std::string::npos);
+  EXPECT_NE(RunPython(both.file).find("ops 8 (GPU-timed 8"), std::string::npos);
 }
 
 // Ops timed by CUDA events around their launches (format 1.7; the plugin with a stand-in
@@ -87,11 +105,10 @@ TEST(PythonReaderTest, AgreesWithTheImporterOnLaunchTimes) {
   }
   usleep(50'000);  // the stand-in GPU's last kernel has run
   ASSERT_EQ(nccl.Finalize(), 0);
-  std::vector<std::string> files = TracesIn(dir);
-  ASSERT_EQ(files.size(), 1u);
-  auto cpp = importers::ImportNativeTrace(files[0]);
-  ASSERT_TRUE(cpp.ok()) << cpp.status().message();
-  nlohmann::json py = nlohmann::json::parse(RunPython("--json " + files[0]));
+  BothReads both = ReadBoth(dir);
+  ASSERT_FALSE(both.file.empty());
+  const model::RankTrace* cpp = &both.cpp;
+  const nlohmann::json& py = both.py;
   ASSERT_EQ(py["ops"].size(), 4u);
   ASSERT_EQ(cpp->comms.size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
