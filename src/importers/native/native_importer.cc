@@ -62,8 +62,11 @@ struct Decoded {
   // From |apis| once decoded (IndexGroups): each Coll/P2p API event's group (GroupApi id,
   // one per communicator), and each group's kernel launches.
   std::unordered_map<uint64_t, uint64_t> group_of_api;
-  std::unordered_map<uint64_t, int> launches_of_group;
-  std::unordered_map<uint64_t, uint64_t> launch_of_group;  // group API id -> its (last) KernelLaunch's id
+  struct GroupLaunches {
+    int count = 0;
+    uint64_t last = 0;  // the last KernelLaunch's API id
+  };
+  std::unordered_map<uint64_t, GroupLaunches> launches_of_group;
   // NCCL's kernels timed by CUDA events around their launches (1.7), by KernelLaunch id.
   std::unordered_map<uint64_t, nf::LaunchTimingRecord> launch_timings;
   std::optional<nf::LaunchTimerRecord> launch_timer;  // the last one
@@ -320,16 +323,23 @@ struct Placed {
   bool gpu_timed;
 };
 
-// The CUDA events around the kernel launch of the op's group, when the group launched
-// once on its communicator (its ops all ran in that kernel); null otherwise, and for a
-// copy-engine op (no kernel runs it).
-const nf::LaunchTimingRecord* LaunchTimingOf(const Decoded& d, const nf::OpRecord& o) {
-  if (d.launch_timings.empty() || o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) return nullptr;
+// The kernel launches of the op's group (its GroupApi event: one per communicator); null
+// when it has none, and for a copy-engine op (no kernel runs it).
+const Decoded::GroupLaunches* LaunchesOf(const Decoded& d, const nf::OpRecord& o) {
+  if (o.kind == static_cast<uint8_t>(nf::OpKind::kCeColl)) return nullptr;
   auto g = d.group_of_api.find(o.api_id);
   if (g == d.group_of_api.end()) return nullptr;
-  auto n = d.launches_of_group.find(g->second);
-  if (n == d.launches_of_group.end() || n->second != 1) return nullptr;
-  auto l = d.launch_timings.find(d.launch_of_group.at(g->second));
+  auto l = d.launches_of_group.find(g->second);
+  return l == d.launches_of_group.end() ? nullptr : &l->second;
+}
+
+// The CUDA events around the kernel launch of the op's group, when the group launched
+// once on its communicator (its ops all ran in that kernel); null otherwise.
+const nf::LaunchTimingRecord* LaunchTimingOf(const Decoded& d, const nf::OpRecord& o) {
+  if (d.launch_timings.empty()) return nullptr;
+  const Decoded::GroupLaunches* g = LaunchesOf(d, o);
+  if (g == nullptr || g->count != 1) return nullptr;
+  auto l = d.launch_timings.find(g->last);
   return l == d.launch_timings.end() ? nullptr : &l->second;
 }
 
@@ -383,8 +393,9 @@ void IndexGroups(Decoded* d) {
   for (const nf::ApiRecord& a : d->apis) {
     if (a.parent_id == 0) continue;
     if (a.kind == static_cast<uint8_t>(nf::ApiKind::kKernelLaunch)) {
-      ++d->launches_of_group[a.parent_id];
-      d->launch_of_group[a.parent_id] = a.api_id;
+      Decoded::GroupLaunches& g = d->launches_of_group[a.parent_id];
+      ++g.count;
+      g.last = a.api_id;
     } else {
       d->group_of_api.emplace(a.api_id, a.parent_id);
     }
@@ -412,7 +423,7 @@ std::vector<std::vector<size_t>> Batches(const Decoded& d) {
   }
   for (auto& [id, n] : members) {
     auto l = d.launches_of_group.find(id);
-    if (n >= 2 && l != d.launches_of_group.end() && l->second == 1) {
+    if (n >= 2 && l != d.launches_of_group.end() && l->second.count == 1) {
       n = static_cast<uint32_t>(batches.size());
       batches.emplace_back();
     } else {
@@ -767,9 +778,8 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
     if (LaunchTimingOf(d, *o) != nullptr) {
       ++by_events;
     } else if (!d.launch_timings.empty()) {
-      auto g = d.group_of_api.find(o->api_id);
-      auto n = g == d.group_of_api.end() ? d.launches_of_group.end() : d.launches_of_group.find(g->second);
-      split += n != d.launches_of_group.end() && n->second > 1;
+      const Decoded::GroupLaunches* g = LaunchesOf(d, *o);
+      split += g != nullptr && g->count > 1;
     }
   }
   if (by_events > 0)

@@ -89,22 +89,24 @@ bool DriverEvents::Capturing(uint64_t stream) {
   return api_->stream_is_capturing(AsPointer(stream), &status) != kSuccess || status != kCaptureNone;
 }
 
-GpuEvents::Handle DriverEvents::NewEvent(Handle context) {
+// Makes one handle with |make| while |context| is current on this thread (a pushed and
+// popped context, as the driver's create calls make in the current one); 0 on failure.
+template <typename Make>
+GpuEvents::Handle DriverEvents::MakeIn(Handle context, Make make) {
   if (api_->ctx_push(AsPointer(context)) != kSuccess) return 0;
-  CUevent e = nullptr;
-  const bool made = api_->event_create(&e, kEventDefault) == kSuccess;
+  void* made = nullptr;
+  const bool ok = make(&made) == kSuccess;
   CUcontext popped = nullptr;
   api_->ctx_pop(&popped);
-  return made ? AsHandle(e) : 0;
+  return ok ? AsHandle(made) : 0;
+}
+
+GpuEvents::Handle DriverEvents::NewEvent(Handle context) {
+  return MakeIn(context, [&](void** e) { return api_->event_create(e, kEventDefault); });
 }
 
 GpuEvents::Handle DriverEvents::NewStream(Handle context) {
-  if (api_->ctx_push(AsPointer(context)) != kSuccess) return 0;
-  CUstream s = nullptr;
-  const bool made = api_->stream_create(&s, kStreamNonBlocking) == kSuccess;
-  CUcontext popped = nullptr;
-  api_->ctx_pop(&popped);
-  return made ? AsHandle(s) : 0;
+  return MakeIn(context, [&](void** s) { return api_->stream_create(s, kStreamNonBlocking); });
 }
 
 void DriverEvents::DestroyEvent(Handle event) {

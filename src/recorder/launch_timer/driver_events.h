@@ -31,6 +31,8 @@ class DriverEvents final : public GpuEvents {
 
  private:
   struct Api;
+  template <typename Make>
+  Handle MakeIn(Handle context, Make make);
   std::string library_;
   Api* api_ = nullptr;
 };

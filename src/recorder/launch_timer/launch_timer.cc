@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <thread>
 
 namespace commlens::recorder::launch_timer {
@@ -91,8 +92,7 @@ GpuEvents::Handle LaunchTimer::ContextOf(uint64_t stream) {
 // slot last served another context).
 bool LaunchTimer::Ready(Slot& s, GpuEvents::Handle context) {
   if (s.context == context && s.start != 0 && s.end != 0) return true;
-  events_->DestroyEvent(s.start);
-  events_->DestroyEvent(s.end);
+  Forget(s);
   s.start = events_->NewEvent(context);
   s.end = events_->NewEvent(context);
   s.context = context;
@@ -107,6 +107,10 @@ uint32_t LaunchTimer::Begin(uint64_t stream) {
     return kNone;
   }
   const GpuEvents::Handle context = ContextOf(stream);
+  if (context == 0) {
+    Failed();
+    return kNone;
+  }
   uint32_t slot = kNone;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -119,21 +123,16 @@ uint32_t LaunchTimer::Begin(uint64_t stream) {
     Skipped();
     return kNone;
   }
-  if (context == 0) {
-    Release(slot);
-    Failed();
-    return kNone;
-  }
   Slot& s = slots_[slot];
   if (!Ready(s, context) || !events_->Record(s.start, stream)) {
     // A stream gone and its handle reused in another context, or the context gone: the
     // stream asked again, and the slot's events made again, next time.
     Forget(s);
-    std::lock_guard<std::mutex> lock(mu_);
-    streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [&](const auto& e) { return e.first == stream; }),
-                   streams_.end());
-    s.state.store(kFree, std::memory_order_relaxed);
-    free_.push_back(slot);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::erase_if(streams_, [&](const auto& e) { return e.first == stream; });
+    }
+    Release(slot);
     Failed();
     return kNone;
   }
@@ -166,13 +165,17 @@ LaunchTimer::Anchor* LaunchTimer::AnchorFor(GpuEvents::Handle context) {
   a.event[0] = events_->NewEvent(context);
   a.event[1] = events_->NewEvent(context);
   if (a.stream == 0 || a.event[0] == 0 || a.event[1] == 0) {
-    events_->DestroyEvent(a.event[0]);
-    events_->DestroyEvent(a.event[1]);
-    events_->DestroyStream(a.stream);
+    Destroy(a);
     return nullptr;
   }
   anchors_.push_back(a);
   return &anchors_.back();
+}
+
+void LaunchTimer::Destroy(const Anchor& a) {
+  events_->DestroyEvent(a.event[0]);
+  events_->DestroyEvent(a.event[1]);
+  events_->DestroyStream(a.stream);
 }
 
 LaunchTimer::Anchored LaunchTimer::Place(Anchor& a, GpuEvents::Handle* event, int64_t* host, int64_t* half_window) {
@@ -226,65 +229,62 @@ void LaunchTimer::Collect(int64_t now_ns, nf::RecordWriter* out) {
     }
   }
   std::sort(done.begin(), done.end());
-  for (size_t first = 0; first < done.size();) {
-    const GpuEvents::Handle context = done[first].first;
-    size_t last = first;
-    while (last < done.size() && done[last].first == context) ++last;
-    Anchor* anchor = AnchorFor(context);
-    GpuEvents::Handle anchor_event = 0;
-    int64_t host = 0, half_window = 0;
-    const Anchored placed = anchor != nullptr ? Place(*anchor, &anchor_event, &host, &half_window) : Anchored::kError;
-    if (placed == Anchored::kYes) {
-      for (size_t k = first; k < last; ++k) {
-        Slot& s = slots_[done[k].second];
-        int64_t to_start = 0, to_end = 0;
-        if (events_->ElapsedNs(s.start, anchor_event, &to_start) && events_->ElapsedNs(s.end, anchor_event, &to_end) &&
-            to_start >= to_end) {
-          nf::LaunchTimingRecord r{};
-          r.api_id = s.api_id;
-          r.gpu_start_ns = host - to_start;
-          r.gpu_end_ns = host - to_end;
-          r.anchor_error_ns = static_cast<uint32_t>(std::min<int64_t>(half_window, UINT32_MAX));
-          out->Append(nf::RecordType::kLaunchTiming, r);
-          ++timed_;
-        } else {
-          Failed();
-        }
-        Release(done[k].second);
-      }
-    } else if (placed == Anchored::kError) {
-      // No anchor in this context (CUDA refused it: the context gone?): its launches cannot
-      // be placed, and the anchor is made again next time.
-      for (size_t k = first; k < last; ++k) {
-        Release(done[k].second);
-        Failed();
-      }
-      if (anchor != nullptr) {
-        events_->DestroyEvent(anchor->event[0]);
-        events_->DestroyEvent(anchor->event[1]);
-        events_->DestroyStream(anchor->stream);
-        anchors_.erase(anchors_.begin() + (anchor - anchors_.data()));
-      }
-    }  // else the anchor was slow to show (the GPU busy in another way): tried again next time
-    first = last;
+  for (size_t first = 0, last = 0; first < done.size(); first = last) {
+    while (last < done.size() && done[last].first == done[first].first) ++last;
+    PlaceContext(done[first].first, std::span(done).subspan(first, last - first), out);
   }
-  const uint64_t not_timed = untimed();
-  if (news_ || timed_ != reported_timed_ || not_timed != reported_untimed_) {
-    nf::LaunchTimerRecord r{};
-    r.time_ns = now_ns;
-    r.state = static_cast<uint32_t>(state_);
-    if (state_ == nf::LaunchTimerState::kFailed && !why_.empty()) {
-      out->AppendString(kStringId, why_);
-      r.reason = kStringId;
-    }
-    r.timed = timed_;
-    r.untimed = not_timed;
-    out->Append(nf::RecordType::kLaunchTimer, r);
-    news_ = false;
-    reported_timed_ = timed_;
-    reported_untimed_ = not_timed;
-  }
+  ReportState(now_ns, out);
   if (loaded_) events_->RestoreCapture(capture_mode);
+}
+
+// One context's finished launches, put on the host clock through its anchor and written.
+void LaunchTimer::PlaceContext(GpuEvents::Handle context, std::span<const std::pair<GpuEvents::Handle, uint32_t>> done,
+                               nf::RecordWriter* out) {
+  Anchor* anchor = AnchorFor(context);
+  GpuEvents::Handle anchor_event = 0;
+  int64_t host = 0, half_window = 0;
+  const Anchored placed = anchor != nullptr ? Place(*anchor, &anchor_event, &host, &half_window) : Anchored::kError;
+  if (placed == Anchored::kSlow) return;  // the GPU busy in another way: tried again next time
+  for (const auto& [ctx, slot] : done) {
+    Slot& s = slots_[slot];
+    int64_t to_start = 0, to_end = 0;
+    if (placed == Anchored::kYes && events_->ElapsedNs(s.start, anchor_event, &to_start) &&
+        events_->ElapsedNs(s.end, anchor_event, &to_end) && to_start >= to_end) {
+      nf::LaunchTimingRecord r{};
+      r.api_id = s.api_id;
+      r.gpu_start_ns = host - to_start;
+      r.gpu_end_ns = host - to_end;
+      r.anchor_error_ns = static_cast<uint32_t>(std::min<int64_t>(half_window, UINT32_MAX));
+      out->Append(nf::RecordType::kLaunchTiming, r);
+      ++timed_;
+    } else {
+      Failed();  // no anchor in this context (CUDA refused it: the context gone?), or no elapsed time
+    }
+    Release(slot);
+  }
+  if (placed == Anchored::kError && anchor != nullptr) {  // made again next time
+    Destroy(*anchor);
+    anchors_.erase(anchors_.begin() + (anchor - anchors_.data()));
+  }
+}
+
+// A LaunchTimer record when the counters or the state changed (always the first time).
+void LaunchTimer::ReportState(int64_t now_ns, nf::RecordWriter* out) {
+  const uint64_t not_timed = untimed();
+  if (!news_ && timed_ == reported_timed_ && not_timed == reported_untimed_) return;
+  nf::LaunchTimerRecord r{};
+  r.time_ns = now_ns;
+  r.state = static_cast<uint32_t>(state_);
+  if (state_ == nf::LaunchTimerState::kFailed && !why_.empty()) {
+    out->AppendString(kStringId, why_);
+    r.reason = kStringId;
+  }
+  r.timed = timed_;
+  r.untimed = not_timed;
+  out->Append(nf::RecordType::kLaunchTimer, r);
+  news_ = false;
+  reported_timed_ = timed_;
+  reported_untimed_ = not_timed;
 }
 
 bool LaunchTimer::GaveUp(std::string* why) {

@@ -21,7 +21,9 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "native_format/record_writer.h"
@@ -95,6 +97,10 @@ class LaunchTimer {
   GpuEvents::Handle ContextOf(uint64_t stream);
   bool Ready(Slot& s, GpuEvents::Handle context);
   Anchor* AnchorFor(GpuEvents::Handle context);
+  void Destroy(const Anchor& a);
+  void PlaceContext(GpuEvents::Handle context, std::span<const std::pair<GpuEvents::Handle, uint32_t>> done,
+                    native_format::RecordWriter* out);
+  void ReportState(int64_t now_ns, native_format::RecordWriter* out);
   // Records |a|'s events until one is seen within kTightAnchorNs (at most kAnchorTries):
   // the tightest one's event, host time (the window's middle) and half window (measured on
   // the monotonic clock: a step of the wall clock cannot shrink it); kSlow if none was

@@ -326,10 +326,12 @@ void Session::Flush() {
 // The tracer's records go to the file through the same queue, each drain whole. A
 // backend that cannot start says why in the file (a Tracer record) and costs nothing.
 void Session::StartTracer() {
-  if (cupti::Tracer* tracer = ActiveTracer(); tracer && !tracer->Start()) {
+  cupti::Tracer* tracer = ActiveTracer();
+  const bool tracing = tracer != nullptr && tracer->Start();
+  tracer_tried_ = true;
+  if (tracer != nullptr && !tracing) {
     Log(abi::kLogInfo, "commlens: the CUPTI tracer is not recording the GPU's activity");
-    // Its kernels were to time NCCL's ops: NCCL's kernel events do it instead.
-    if (!launches_timed_) PutBackKernelEvents();
+    PutBackKernelEventsIfUntimed();  // its kernels were to time NCCL's ops
   }
   PauseTracerUnlessRecording();
 }
@@ -344,8 +346,12 @@ void Session::PauseTracerUnlessRecording() {
 
 bool Session::RecordingWanted() const { return window_.load() == kOpen && control_.load() == kControlOn; }
 
-void Session::PutBackKernelEvents() {
-  if (!cfg_.kernel_events_replaced) return;
+// NCCL's kernel events time the ops when neither the launch timer nor the CUPTI tracer
+// can: the tracer is counted on until it has tried to start (the flusher starts it).
+void Session::PutBackKernelEventsIfUntimed() {
+  const cupti::Tracer* tracer = ActiveTracer();  // made after the timer starts: asked for, it counts
+  const bool tracer_may_time = cfg_.cupti && (!tracer_tried_ || (tracer != nullptr && tracer->tracing()));
+  if (!cfg_.kernel_events_replaced || launches_timed_ || tracer_may_time) return;
   full_mask_ |= EventBit(EventKind::kKernelCh) & supported_mask_;
   ApplyRecordingState();
 }
@@ -355,10 +361,11 @@ void Session::PutBackKernelEvents() {
 // kernel events time the ops, as before the timer.
 void Session::StartLaunchTimer() {
   launches_timed_ = false;
+  tracer_tried_ = false;
   // The timer needs NCCL's KernelLaunch events (profiler ABI v5 and later, and asked for).
   if (!cfg_.launch_timing || !(full_mask_ & EventBit(EventKind::kKernelLaunch))) {
     if (launch_timer_) launch_timer_->Off();
-    if (!cfg_.cupti) PutBackKernelEvents();
+    PutBackKernelEventsIfUntimed();
     return;
   }
   // Made once; again only for another driver library (tests name stand-ins): the one made
@@ -372,7 +379,7 @@ void Session::StartLaunchTimer() {
   launches_timed_ = launch_timer_->Start(&why);
   if (!launches_timed_) {
     Log(abi::kLogInfo, "commlens: NCCL's launches are not timed by CUDA events: %s", why.c_str());
-    if (!cfg_.cupti) PutBackKernelEvents();
+    PutBackKernelEventsIfUntimed();
   }
 }
 
@@ -387,7 +394,7 @@ void Session::CollectLaunches(bool final) {
   if (launch_timer_->GaveUp(&why)) {
     Log(abi::kLogWarn, "commlens: NCCL's launches are not timed by CUDA events: %s", why.c_str());
     launches_timed_ = false;
-    if (cupti::Tracer* tracer = ActiveTracer(); !tracer || !tracer->tracing()) PutBackKernelEvents();
+    PutBackKernelEventsIfUntimed();
     launch_timer_->Collect(RealtimeNs(), &w);  // its state, said at once
   }
   if (!w.empty()) file_.Queue(w);
@@ -401,8 +408,7 @@ void Session::DrainTracer() {
   // NCCL kernels known to have run (the launch timer saw them end): CUPTI recorded them
   // too, unless another client took its buffers.
   tracer->Drain(RealtimeNs(), &w, launches_timed_ ? launch_timer_->timed() : 0);
-  // Another CUPTI client took over: NCCL's kernel events time the ops if nothing else does.
-  if (was_tracing && !tracer->tracing() && !launches_timed_) PutBackKernelEvents();
+  if (was_tracing && !tracer->tracing()) PutBackKernelEventsIfUntimed();  // another CUPTI client took over
   if (!w.empty()) file_.Queue(w);
 }
 

@@ -162,10 +162,11 @@ class Session {
   launch_timer::LaunchTimer* launch_timer_ = nullptr;
   std::string launch_timer_driver_;  // the driver library it was made for
   bool launches_timed_ = false;  // the timer started for this session
+  bool tracer_tried_ = false;    // the flusher has tried to start the tracer for this session
   void StartLaunchTimer();
   void CollectLaunches(bool final);
   // Neither the launch timer nor the tracer times NCCL's kernels: NCCL's kernel events do.
-  void PutBackKernelEvents();
+  void PutBackKernelEventsIfUntimed();
   void PauseTracerUnlessRecording();  // the flusher's: see StartTracer
   // The capture window is open and the control file says record: what recording() will
   // say once ApplyRecordingState has run.
