@@ -254,12 +254,16 @@ def data_parallel(args, rank, world, device, prof, step_times, hang):
     return "done"
 
 
-def init_distributed():
-    """One process per GPU under torchrun: its device, NCCL initialised; (rank, world, device)."""
+def init_distributed(backend="nccl"):
+    """One process per GPU under torchrun: its device, the backend initialised (NCCL, or
+    gloo: the same CUDA tensors reduced through the host); (rank, world, device)."""
     local = int(os.environ.get("LOCAL_RANK", 0))
     torch.cuda.set_device(local)
     device = torch.device("cuda", local)
-    dist.init_process_group("nccl", device_id=device)
+    if backend == "nccl":
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        dist.init_process_group(backend)
     return dist.get_rank(), dist.get_world_size(), device
 
 
@@ -300,9 +304,11 @@ def main():
     p.add_argument("--fft-repeats", type=int, default=8)
     p.add_argument("--stop-step", type=int, default=2, help="hang: profiled step it stops in")
     p.add_argument("--hang-timeout", type=float, default=3.0)
+    p.add_argument("--backend", choices=["nccl", "gloo"], default="nccl",
+                   help="gloo: a job without NCCL (what `commlens record --cupti` still traces)")
     args = p.parse_args()
 
-    rank, world, device = init_distributed()
+    rank, world, device = init_distributed(args.backend)
     torch.manual_seed(1234 + rank)
     os.makedirs(args.out, exist_ok=True)
     step_times = []

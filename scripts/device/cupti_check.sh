@@ -6,7 +6,8 @@
 #   2. with 2+ GPUs, the slow-compute job of examples/workloads/cross_rank.py twice: under
 #      the PyTorch profiler (Kineto, rank<R>.json.gz) and under `commlens record --cupti`
 #      (NVTX "step N" ranges mark its steps), for kernel counts, compute and
-#      communication per step, and the late rank's cause on the recording;
+#      communication per step, and the late rank's cause on the recording; and the same
+#      job on gloo, both ways (a job without NCCL: the tracer started by CUDA's injection);
 #   3. with 2+ GPUs and STEPS_AB > 0, scripts/device/record_ab.sh with CUPTI=1: the
 #      recorder's step-time cost with the tracer (on and off blocks in one run); AB_EVENTS
 #      gives record's --events there (its default mask when empty), AB_KINDS the
@@ -66,6 +67,13 @@ if [ "$NGPU" -ge 2 ]; then
   # kernels by the launch calls' correlation ids rather than by stream order.
   job slow-rec-all -o "$DEST/slow-rec-all" --cupti="$CUPTI_LIB" --cupti-kinds all -- \
     slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-all-steps"
+  # The same job on gloo (no NCCL in the job): the tracer starts from CUDA's injection,
+  # and the recording still holds every rank's kernels, as the profiler's trace does.
+  if [ -n "${GLOO:-1}" ]; then
+    job gloo-kineto -- slow --backend gloo --slow-kind compute --steps 6 --out "$DEST/gloo-kineto"
+    job gloo-rec -o "$DEST/gloo-rec" --cupti="$CUPTI_LIB" --sample-hz 100 -- \
+      slow --backend gloo --slow-kind compute --steps 6 --no-profile --out "$DEST/gloo-rec-steps"
+  fi
   # With 4 GPUs, a 4-stage 1F1B pipeline recorded so: its bubble from the GPUs' idle time.
   if [ "$NGPU" -ge 4 ]; then
     t0=$SECONDS

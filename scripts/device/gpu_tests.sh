@@ -5,6 +5,7 @@
 #   scripts/device/slim_build.sh build-portable .device/build          # here, then carry .device
 #   BUILT_AT=$PWD/build-portable SOURCE_AT=$PWD scripts/device/gpu_tests.sh   # there (the two
 #                                  paths as they were here); the log in $OUT/gpu_tests.txt
+#   GPU_TESTS_FILTER=REGEX   only the GPU tests whose names match (ctest -R)
 set -u
 ROOT=$(pwd)
 BUILT_AT=${BUILT_AT:?the build folder's path where it was built}
@@ -21,7 +22,7 @@ fi
 LOG="${OUT:-$ROOT/device-out}/gpu_tests.txt"
 mkdir -p "$(dirname "$LOG")"
 nvidia-smi -L > "$LOG"
-(cd "$BUILT_AT" && timeout "${GPU_TESTS_TIMEOUT:-420}" ctest -L gpu --output-on-failure --timeout 200) >> "$LOG" 2>&1
+(cd "$BUILT_AT" && timeout "${GPU_TESTS_TIMEOUT:-420}" ctest -L gpu ${GPU_TESTS_FILTER:+-R "$GPU_TESTS_FILTER"} --output-on-failure --timeout 200) >> "$LOG" 2>&1
 rc=$?
 grep -E "tests passed|Passed|Failed|Not Run|\*\*\*" "$LOG" | tail -40
 exit $rc

@@ -216,17 +216,30 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
   std::map<int, size_t> owner;  // rank -> member
   std::vector<size_t> unranked;
   for (size_t m = 0; m < members.size(); ++m) {
-    const auto [i, k] = at[m];
     const model::RankTrace& r = *members[m].rank;
     if (r.rank < 0) {
       unranked.push_back(m);
       continue;
     }
     auto [it, inserted] = owner.emplace(r.rank, m);
-    if (!inserted) {
-      trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) + ", which " +
-                                              files[members[it->second].file] + " already has; this " +
-                                              (imported[i].ranks.size() > 1 ? "process" : "file") + " is skipped"});
+    if (inserted) continue;
+    // Two processes claim the rank. With `record --cupti` a helper process that inherited
+    // the rank's launcher variables and ran kernels (recorded through CUDA's injection)
+    // has a file too: the rank is the process that made NCCL calls.
+    const auto nccl_ops = [&](size_t x) { return members[x].rank->comms.size(); };
+    size_t keep = it->second, drop = m;
+    if (nccl_ops(keep) == 0 && nccl_ops(drop) > 0) std::swap(keep, drop);
+    it->second = keep;
+    const std::string& dropped = files[members[drop].file];
+    if (nccl_ops(drop) == 0 && nccl_ops(keep) > 0) {
+      trace.warnings.push_back(dropped + ": another process of rank " + std::to_string(r.rank) +
+                               " (no NCCL calls; the rank's are in " + files[members[keep].file] +
+                               "): its GPU activity is left out");
+    } else {
+      trace.failures.push_back({dropped, dropped + ": claims rank " + std::to_string(r.rank) + ", which " +
+                                             files[members[keep].file] + " already has; this " +
+                                             (imported[members[drop].file].ranks.size() > 1 ? "process" : "file") +
+                                             " is skipped"});
     }
   }
   // Files with no rank anywhere get the lowest free numbers, in file-name order.

@@ -1,5 +1,6 @@
 # Checks the built plugin: it must load on a machine with nothing but libc (no libstdc++,
-# no fmt, no CUDA, no NCCL) and export exactly the three profiler ABI tables.
+# no fmt, no CUDA, no NCCL) and export exactly the four profiler ABI tables and CUDA's
+# injection entry point.
 # Usage: cmake -DPLUGIN=<path to .so> -P check_plugin_elf.cmake
 cmake_minimum_required(VERSION 3.25)
 if(NOT EXISTS "${PLUGIN}")
@@ -28,7 +29,7 @@ foreach(line ${defined})
   list(APPEND exported "${name}")
 endforeach()
 list(SORT exported)
-if(NOT exported STREQUAL "ncclProfiler_v4;ncclProfiler_v5;ncclProfiler_v6;ncclProfiler_v7")
-  message(FATAL_ERROR "${PLUGIN} exports [${exported}]; expected exactly the four ncclProfiler tables")
+if(NOT exported STREQUAL "InitializeInjection;ncclProfiler_v4;ncclProfiler_v5;ncclProfiler_v6;ncclProfiler_v7")
+  message(FATAL_ERROR "${PLUGIN} exports [${exported}]; expected exactly the four ncclProfiler tables and InitializeInjection")
 endif()
 message(STATUS "plugin needs [${needed}] and exports [${exported}]")

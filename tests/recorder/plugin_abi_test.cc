@@ -605,9 +605,9 @@ TEST(PluginTest, V7KernelPhasesGiveEachSymmetricOpItsInitialSync) {
   }
 }
 
-TEST(PluginTest, ExportsOnlyTheFourAbiTables) {
+TEST(PluginTest, ExportsOnlyTheFourAbiTablesAndCudasInjectionEntry) {
   void* lib = PluginLibrary();
-  for (const char* sym : {"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6", "ncclProfiler_v7"})
+  for (const char* sym : {"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6", "ncclProfiler_v7", "InitializeInjection"})
     EXPECT_NE(dlsym(lib, sym), nullptr) << sym;
   for (const char* sym : {"ncclProfiler_v3", "ncclProfiler_v8", "_ZN8commlens8recorder9g_sessionE"})
     EXPECT_EQ(dlsym(lib, sym), nullptr) << sym;

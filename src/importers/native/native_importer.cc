@@ -276,6 +276,12 @@ void FillIdentity(const Decoded& d, const std::string& path, model::RankTrace* t
     t->rank = big->rank;
     t->notes.push_back("rank taken from communicator " + Hex(big->comm_hash) + " (no RANK in the recorded environment)");
   }
+  if (d.process.abi_version == 0) {  // a session CUDA started (the tracer) that NCCL never joined
+    t->backend.clear();
+    t->notes.push_back("native trace from " + StringOf(d, d.process.plugin_version) +
+                       ": the GPU's activity only (this process made no NCCL communicator)");
+    return;
+  }
   t->notes.push_back("native trace from " + StringOf(d, d.process.plugin_version) +
                      ", NCCL profiler ABI v" + std::to_string(d.process.abi_version));
 }

@@ -178,6 +178,16 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
   if (!capture.launch_timing.empty()) set("COMMLENS_LAUNCH_TIMING", capture.launch_timing);
   if (capture.cupti) {
     set("COMMLENS_CUPTI", "1");
+    // The plugin is CUDA's injection library too: a process that never uses NCCL gets its
+    // kernels, and one that does, its start. One set already (Nsight Systems sets its
+    // own) is kept: the tracer then starts at NCCL's first init.
+    if (plugin_path.empty()) {
+    } else if (const char* cuda = env->Get("CUDA_INJECTION64_PATH"); cuda != nullptr && plugin_path != cuda) {
+      notes.push_back(std::string("--cupti: CUDA_INJECTION64_PATH=") + cuda + " kept: the tracer starts at NCCL's "
+                      "first init, and processes that make no NCCL call are not traced");
+    } else {
+      env->Set("CUDA_INJECTION64_PATH", plugin_path);
+    }
     uint32_t kinds = cupti::kDefaultCuptiKinds;
     if (!capture.cupti_kinds.empty()) {
       set("COMMLENS_CUPTI_KINDS", capture.cupti_kinds);

@@ -68,8 +68,10 @@ abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
   if (exited_) return abi::kInternalError;  // no flusher would outlive this exit
   if (!running_) {
-    abi::Result r = StartLocked(params, supported, log);
+    abi::Result r = StartLocked(params.abi_version, supported, log);
     if (r != abi::kSuccess) return r;
+  } else if (abi_version_ == 0) {
+    JoinLocked(params.abi_version, supported, log);
   }
   if (next_index_ >= kMaxContexts) {
     Log(abi::kLogWarn, "commlens: more than %u communicators in one session; not recording comm %llx",
@@ -99,15 +101,27 @@ abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32
   return abi::kSuccess;
 }
 
-abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, abi::Logger log) {
-  log_ = log;
-  cfg_ = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
-  pid_ = getpid();
-  abi_version_ = params.abi_version;
+void Session::StartWithCuda() {
+  std::lock_guard<std::mutex> lk(lifecycle_mu_);
+  if (running_ || exited_) return;
+  if (!ParseConfig([](const char* name) -> const char* { return std::getenv(name); }).cupti) return;
+  StartLocked(0, 0, nullptr);
+}
+
+void Session::SetNcclMasks(int abi_version, uint32_t supported) {
+  abi_version_ = abi_version;
   supported_mask_ = supported;
   full_mask_ = cfg_.event_mask & supported;
   // Also with the kernel bit the tracer's fallback may put back: sampling holds then too.
   kernel_sample_ = cfg_.kernel_events_replaced || (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
+}
+
+abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logger log) {
+  log_ = log;
+  cfg_ = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
+  pid_ = getpid();
+  cuda_started_ = abi_version == 0;
+  SetNcclMasks(abi_version, supported);
   ops_started_.store(0);
   start_mono_ns_ = MonotonicNs();
   start_real_ns_ = RealtimeNs();
@@ -130,8 +144,10 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
   for (const std::string& w : cfg_.warnings) Log(abi::kLogWarn, "commlens: %s", w.c_str());
 
   if (!OpenFile()) return abi::kSystemError;
-  StartLaunchTimer();  // before the process record: it writes the mask the session uses
-  WriteProcessRecord();
+  launches_timed_ = false;
+  tracer_tried_ = false;
+  if (!cuda_started_) StartLaunchTimer();  // before the process record: it writes the mask the session uses
+  WriteProcessRecord(true);
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
   // should not wait for it.
@@ -147,17 +163,31 @@ abi::Result Session::StartLocked(const CommParams& params, uint32_t supported, a
     file_.Close();
     return abi::kSystemError;
   }
-  RegisterExitHandler();
+  // Started inside CUDA's initialization, the exit handler waits for the flusher (after
+  // it): exit handlers run in reverse order, so the session then ends before CUDA's own.
+  if (!cuda_started_) RegisterExitHandler();
   running_ = true;
   return abi::kSuccess;
+}
+
+// NCCL's first init in a session CUDA started: NCCL's masks and the launch timer, and the
+// process record again with them (a reader takes the last); the file is needed now.
+void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
+  log_ = log;
+  {
+    std::lock_guard<std::mutex> t(timing_mu_);
+    SetNcclMasks(abi_version, supported);
+    StartLaunchTimer();
+  }
+  file_.Needed();
+  WriteProcessRecord(false);
 }
 
 // Once per process. Exit handlers run before the destructors of libraries loaded
 // earlier (NCCL's among them), so the logger and NCCL's mask are still there.
 void Session::RegisterExitHandler() {
-  if (exit_handler_registered_) return;
-  exit_handler_registered_ = std::atexit([] { TheSession().OnProcessExit(); }) == 0;
-  if (!exit_handler_registered_)
+  if (exit_handler_registered_.exchange(true)) return;
+  if (std::atexit([] { TheSession().OnProcessExit(); }) != 0)
     Log(abi::kLogWarn, "commlens: cannot register an exit handler; a job that exits without "
                        "finalizing NCCL loses its events since the last flush");
 }
@@ -180,6 +210,10 @@ bool Session::OpenFile() {
     path_ = out + "/" +
             launcher::PluginTraceFileName(cfg_.job_id, cfg_.global_rank, HostName(), pid_, session_number_);
   }
+  if (cuda_started_) {
+    file_.OpenWhenNeeded(path_);
+    return true;
+  }
   if (int error = file_.Open(path_); error != 0) {
     Log(abi::kLogWarn, "commlens: cannot open %s: %s", path_.c_str(), std::strerror(error));
     return false;
@@ -187,12 +221,12 @@ bool Session::OpenFile() {
   return true;
 }
 
-void Session::WriteProcessRecord() {
+void Session::WriteProcessRecord(bool file_start) {
   std::unique_lock<std::mutex> g(mu_);
-  strings_.AppendFileHeader();
+  if (file_start) strings_.AppendFileHeader();
   nf::ProcessRecord p{};
-  p.start_realtime_ns = RealtimeNs();
-  p.start_monotonic_ns = MonotonicNs();
+  p.start_realtime_ns = start_real_ns_;
+  p.start_monotonic_ns = start_mono_ns_;
   p.pid = pid_;
   p.global_rank = cfg_.global_rank;
   p.world_size = cfg_.world_size;
@@ -225,7 +259,8 @@ void Session::Finalize(Context* ctx) {
     registry_[ctx->index()].store(nullptr, std::memory_order_release);
     last = --live_contexts_ == 0;
   }
-  if (last) StopSession(nf::EndReason::kFinalize);
+  if (last && cuda_started_) mask_ptr_.store(nullptr);  // NCCL's, which it may free: recording goes on to exit
+  else if (last) StopSession(nf::EndReason::kFinalize);
 }
 
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
@@ -276,7 +311,11 @@ void Session::ReleaseContexts() {
 }
 
 void Session::FlusherLoop() {
-  StartTracer();  // first, here: see StartLocked
+  {
+    std::lock_guard<std::mutex> t(timing_mu_);
+    StartTracer();  // first, here: see StartLocked
+  }
+  if (cuda_started_) RegisterExitHandler();  // CUDA has initialized: see StartLocked
   const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
   const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;
   constexpr int64_t kWindowPollNs = 20'000'000;
@@ -314,8 +353,12 @@ void Session::FlusherLoop() {
 
 // Serializes under mu_, writes outside it: init and finalize wait for the first only.
 void Session::Flush() {
-  DrainTracer();  // before the session's records: its flush still ends with the alive mark
-  CollectLaunches(false);
+  {
+    std::lock_guard<std::mutex> t(timing_mu_);
+    DrainTracer();  // before the session's records: its flush still ends with the alive mark
+    CollectLaunches(false);
+  }
+  if (!file_.needed()) return;  // a CUDA-started session with nothing to hold yet: no marks either
   {
     std::lock_guard<std::mutex> g(mu_);
     SerializeLocked(false);
@@ -356,12 +399,11 @@ void Session::PutBackKernelEventsIfUntimed() {
   ApplyRecordingState();
 }
 
-// The launch timer starts with the session, on NCCL's init thread (it only finds the
-// driver's calls). When it cannot time launches and the tracer is not asked to, NCCL's
-// kernel events time the ops, as before the timer.
+// The launch timer starts with the session, or when NCCL joins a CUDA-started one, on
+// NCCL's init thread (it only finds the driver's calls). When it cannot time launches and
+// the tracer is not asked to, NCCL's kernel events time the ops, as before the timer.
 void Session::StartLaunchTimer() {
   launches_timed_ = false;
-  tracer_tried_ = false;
   // The timer needs NCCL's KernelLaunch events (profiler ABI v5 and later, and asked for).
   if (!cfg_.launch_timing || !(full_mask_ & EventBit(EventKind::kKernelLaunch))) {
     if (launch_timer_) launch_timer_->Off();
@@ -409,6 +451,7 @@ void Session::DrainTracer() {
   // too, unless another client took its buffers.
   tracer->Drain(RealtimeNs(), &w, launches_timed_ ? launch_timer_->timed() : 0);
   if (was_tracing && !tracer->tracing()) PutBackKernelEventsIfUntimed();  // another CUPTI client took over
+  if (tracer->records() > 0) file_.Needed();  // the GPU ran something: a CUDA-started session's file is made
   if (!w.empty()) file_.Queue(w);
 }
 
@@ -545,13 +588,16 @@ void Session::EmitMarksLocked() {
 }
 
 void Session::Log(abi::LogLevel level, const char* fmt, ...) const {
-  if (log_ == nullptr) return;
+  const abi::Logger log = log_.load();
+  // Before NCCL joins a CUDA-started session, warnings go to stderr.
+  if (log == nullptr && !(cuda_started_ && level == abi::kLogWarn)) return;
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(buf, sizeof(buf), fmt, ap);
   va_end(ap);
-  log_(level, abi::kLogSubsysProfile, "commlens", 0, "%s", buf);
+  if (log == nullptr) std::fprintf(stderr, "%s\n", buf);
+  else log(level, abi::kLogSubsysProfile, "commlens", 0, "%s", buf);
 }
 
 }  // namespace commlens::recorder

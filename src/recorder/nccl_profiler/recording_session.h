@@ -7,6 +7,12 @@
 // the last communicator's finalize or at process exit, whichever comes first. A later
 // init starts a new session with a new file.
 //
+// With the CUPTI tracer asked for, the plugin may also be CUDA's injection library
+// (cuda_injection.cc): the process's session then starts when it initializes CUDA, so
+// that a job without NCCL gets its kernels too, and NCCL's first init joins it (the file
+// then says which profiler ABI NCCL speaks). Such a session ends at process exit only,
+// and its file is made once it has something to hold: a kernel or a communicator.
+//
 // Lifetime: the one Session is never destroyed (TheSession). NCCL holds raw Context
 // pointers and tokens naming them, and its threads may call in until the process is
 // gone, also while exit() runs destructors; so process exit (an atexit handler) ends the
@@ -61,7 +67,12 @@ class Session {
   // activation mask NCCL must use and returns the new context.
   abi::Result Init(const CommParams& params, int* activation_mask, uint32_t supported,
                    abi::Logger log, Context** out);
-  // Queues the communicator's last events and retires it; the last one ends the session.
+  // The session of a process whose CUDA loaded the plugin as its injection library
+  // (CUDA_INJECTION64_PATH) and asked for the tracer (COMMLENS_CUPTI=1); nothing
+  // otherwise, or when a session already runs.
+  void StartWithCuda();
+  // Queues the communicator's last events and retires it; the last one ends the session
+  // (not one CUDA started).
   void Finalize(Context* ctx);
   // The atexit handler (registered by the first session): ends a running session as the
   // last finalize would, but keeps every context, and refuses later inits.
@@ -95,7 +106,10 @@ class Session {
   enum Window : int { kBefore, kOpen, kClosed };
   enum Control : int { kControlOn, kControlOff, kControlCountOnly };
 
-  abi::Result StartLocked(const CommParams& params, uint32_t supported, abi::Logger log);
+  // |abi_version| 0: started by CUDA, no NCCL yet (JoinLocked brings it in).
+  abi::Result StartLocked(int abi_version, uint32_t supported, abi::Logger log);
+  void JoinLocked(int abi_version, uint32_t supported, abi::Logger log);
+  void SetNcclMasks(int abi_version, uint32_t supported);
   void RegisterExitHandler();
   void StopSession(native_format::EndReason reason);
   void StopFlusher();
@@ -103,7 +117,7 @@ class Session {
   uint32_t RecordingMask() const;
   void ReleaseContexts();
   bool OpenFile();
-  void WriteProcessRecord();
+  void WriteProcessRecord(bool file_start);
   void FlusherLoop();
   void Flush();
   void SerializeLocked(bool final);
@@ -120,13 +134,14 @@ class Session {
   std::mutex lifecycle_mu_;
   std::mutex mu_;
   bool running_ = false;
-  bool exit_handler_registered_ = false;
+  std::atomic<bool> exit_handler_registered_{false};
   bool exited_ = false;  // the process is exiting: no new session
   int session_number_ = 0;
   int pid_ = 0;
+  bool cuda_started_ = false;  // by CUDA's injection (StartWithCuda): ends at exit only
   RecorderConfig cfg_;
-  abi::Logger log_ = nullptr;
-  int abi_version_ = 0;
+  std::atomic<abi::Logger> log_{nullptr};  // NCCL's; none before NCCL joins a CUDA-started session
+  int abi_version_ = 0;  // 0 until NCCL's first init
   std::atomic<uint32_t> full_mask_{0};  // the flusher adds the kernel events back if CUPTI does not trace
   uint32_t supported_mask_ = 0;
   uint32_t kernel_sample_ = 1;             // cfg_.kernel_sample, copied for the hot path
@@ -161,6 +176,9 @@ class Session {
   // session, never freed (NCCL's threads may be inside Begin at exit).
   launch_timer::LaunchTimer* launch_timer_ = nullptr;
   std::string launch_timer_driver_;  // the driver library it was made for
+  // The timer's and the tracer's state below is the flusher's and, in a CUDA-started
+  // session, also that of NCCL's init joining it: |timing_mu_| serializes the two.
+  std::mutex timing_mu_;
   bool launches_timed_ = false;  // the timer started for this session
   bool tracer_tried_ = false;    // the flusher has tried to start the tracer for this session
   void StartLaunchTimer();

@@ -7,11 +7,26 @@
 
 namespace commlens::recorder {
 
+namespace {
+int Create(const std::string& path) { return open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); }
+}  // namespace
+
 int TraceFile::Open(const std::string& path) {
   std::lock_guard<std::mutex> w(write_mu_);
-  fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  deferred_path_.clear();
+  needed_ = true;
+  fd_ = Create(path);
   return fd_ < 0 ? errno : 0;
 }
+
+void TraceFile::OpenWhenNeeded(const std::string& path) {
+  std::lock_guard<std::mutex> w(write_mu_);
+  fd_ = -1;
+  deferred_path_ = path;
+  needed_ = false;
+}
+
+void TraceFile::Needed() { needed_.store(true, std::memory_order_relaxed); }
 
 void TraceFile::Queue(const native_format::RecordWriter& w) {
   std::lock_guard<std::mutex> q(queue_mu_);
@@ -20,6 +35,17 @@ void TraceFile::Queue(const native_format::RecordWriter& w) {
 
 int TraceFile::Write(bool sync) {
   std::lock_guard<std::mutex> w(write_mu_);
+  if (!deferred_path_.empty()) {
+    if (!needed_.load(std::memory_order_relaxed)) return 0;  // kept queued
+    fd_ = Create(deferred_path_);
+    deferred_path_.clear();
+    if (fd_ < 0) {
+      const int error = errno;
+      std::lock_guard<std::mutex> q(queue_mu_);
+      queued_.clear();
+      return error;
+    }
+  }
   {
     std::lock_guard<std::mutex> q(queue_mu_);
     writing_.swap(queued_);  // both keep their capacity: no allocation once warm
@@ -48,6 +74,7 @@ void TraceFile::Close() {
   std::lock_guard<std::mutex> w(write_mu_);
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
+  deferred_path_.clear();
   std::lock_guard<std::mutex> q(queue_mu_);
   queued_.clear();
 }

@@ -11,6 +11,7 @@
 // write_mu_, then queue_mu_ (the session's data lock, when held, comes before both).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -24,6 +25,12 @@ class TraceFile {
  public:
   // Creates or truncates |path|. Returns 0, or the errno of the failure.
   int Open(const std::string& path);
+  // A file made only once it has something to hold (a process that initialized CUDA but
+  // never ran a kernel or NCCL leaves none): until Needed, Write keeps the queue, and
+  // Close drops it without making the file. The first Write after Needed creates |path|.
+  void OpenWhenNeeded(const std::string& path);
+  void Needed();
+  bool needed() const { return needed_.load(std::memory_order_relaxed); }
   // Appends |w|'s bytes to the queue.
   void Queue(const native_format::RecordWriter& w);
   // Writes everything queued (then fdatasync if |sync|). Returns 0, or the errno of a
@@ -36,6 +43,8 @@ class TraceFile {
  private:
   std::mutex write_mu_;
   int fd_ = -1;                   // under write_mu_
+  std::string deferred_path_;     // under write_mu_: made by the first Write once needed_
+  std::atomic<bool> needed_{true};
   std::vector<uint8_t> writing_;  // under write_mu_: the bytes being written
   std::mutex queue_mu_;
   std::vector<uint8_t> queued_;   // under queue_mu_

@@ -334,6 +334,23 @@ TEST(Record, CuptiOptionSetsTheTracerAndNvtx) {
   EXPECT_NE(notes[0].find("NVTX_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so kept"), std::string::npos);
   EXPECT_STREQ(nsys.Get("NVTX_INJECTION64_PATH"), "/opt/nsys/libToolsInjection64.so");
 
+  // The plugin is CUDA's injection library too (processes without NCCL get their
+  // kernels); Nsight Systems' own is kept.
+  const std::string plugin = "/opt/commlens/lib/commlens/libnccl-profiler-commlens.so";
+  Environment job({"PATH=/bin"});
+  EXPECT_TRUE(SetPluginEnvironment(plugin, "/data/run1", w, &job).empty());
+  EXPECT_EQ(job.Get("CUDA_INJECTION64_PATH"), plugin);
+  EXPECT_EQ(job.Get("NCCL_PROFILER_PLUGIN"), plugin);
+  Environment under_nsys({"CUDA_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so"});
+  notes = SetPluginEnvironment(plugin, "/data/run1", w, &under_nsys);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("CUDA_INJECTION64_PATH=/opt/nsys/libToolsInjection64.so kept"), std::string::npos);
+  EXPECT_STREQ(under_nsys.Get("CUDA_INJECTION64_PATH"), "/opt/nsys/libToolsInjection64.so");
+  CaptureWindow no_tracer;
+  Environment plain({"PATH=/bin"});
+  SetPluginEnvironment(plugin, "/data/run1", no_tracer, &plain);
+  EXPECT_EQ(plain.Get("CUDA_INJECTION64_PATH"), nullptr);
+
   // Searched under CUDA_HOME.
   const std::filesystem::path home = std::filesystem::temp_directory_path() / "commlens_cuda_home";
   std::filesystem::create_directories(home / "lib64");
