@@ -49,6 +49,7 @@ LAYOUTS = {
     9: ("mark", struct.Struct("<qII"), "time_ns what reserved"),
     10: ("end", struct.Struct("<qII"), "time_ns reason reserved"),
     22: ("launch_timing", struct.Struct("<QqqII"), "api_id gpu_start_ns gpu_end_ns anchor_error_ns reserved"),
+    23: ("launch_timer", struct.Struct("<qIIQQ"), "time_ns state reason timed untimed"),
 }
 KERNEL_LAUNCH = 3  # ApiRecord.kind
 OP_KINDS = {0: "coll", 1: "p2p", 2: "ce_coll"}
@@ -66,6 +67,7 @@ class NativeTrace:
         self.ops = []
         self.timing = {}  # op_id -> [gpu_start, gpu_stop, channels]
         self.launch_timing = {}  # KernelLaunch api_id -> (start, end), host clock (format 1.7)
+        self.launch_timer = None  # the last LaunchTimer record: its state, launches timed and not
         self.clock_samples = []  # (gpu_ns, offset upper bound)
         self.proxy_ops = []
         self.apis = []
@@ -154,6 +156,8 @@ class NativeTrace:
         elif name == "launch_timing":
             if 0 < rec["gpu_start_ns"] <= rec["gpu_end_ns"]:
                 self.launch_timing[rec["api_id"]] = (rec["gpu_start_ns"], rec["gpu_end_ns"])
+        elif name == "launch_timer":
+            self.launch_timer = rec
         elif name == "mark":
             self.marks.append(rec)
         elif name == "end":
@@ -228,6 +232,8 @@ class NativeTrace:
             "comms": [{"comm_hash": c["comm_hash"], "name": self.string(c["name"]), "rank": c["rank"],
                        "nranks": c["nranks"], "nnodes": c["nnodes"]} for c in self.comms.values()],
             "ops": ops, "gpu_timed_ops": sum(1 for o in ops if o["gpu_timed"]),
+            "launches_timed": self.launch_timer["timed"] if self.launch_timer else None,
+            "launches_untimed": self.launch_timer["untimed"] if self.launch_timer else None,
             "proxy_ops": len(self.proxy_ops), "api_events": len(self.apis),
             "dropped": self.dropped(), "bad_records": self.bad_records,
             "clock_offset_ns": self.clock_offset(), "clock_samples": len(self.clock_samples),
@@ -257,6 +263,7 @@ def main(argv):
         med = durs[len(durs) // 2] / 1e3 if durs else float("nan")
         print(f"{path}: rank {s['rank']} ops {len(s['ops'])} (GPU-timed {s['gpu_timed_ops']}, median "
               f"{med:.1f} us) comms {len(s['comms'])} dropped {s['dropped']} status {s['status']}"
+              f"{'' if s['launches_timed'] is None else ' launches timed ' + str(s['launches_timed']) + ' untimed ' + str(s['launches_untimed'])}"
               f"{'' if s['ended'] else ' (no end record)'}")
     return 0
 

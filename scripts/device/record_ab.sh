@@ -70,6 +70,8 @@ for path in sorted(glob.glob(folder + "/rank*.steps.txt")):
 PYEOF
 grep -h "commlens record" "$DEST/run.log" | head -3
 ls "$DEST/trace" | head
+# What the recording holds: ops, GPU-timed ones, and the launch timer's launches timed and not.
+"$PY" "$ROOT/examples/workloads/native_trace.py" "$DEST"/trace/*.rank*.cltrace 2>&1 | sed "s|$DEST/trace/||"
 # The recordings of a long run are large: kept there unless TAR_TRACES=1.
 cd "$DEST" && tar czf "${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}.tgz" $([ "${TAR_TRACES:-0}" = 1 ] || echo --exclude='*.cltrace') . &&
   echo "record_ab.tgz written"

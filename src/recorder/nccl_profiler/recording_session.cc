@@ -319,11 +319,16 @@ void Session::FlusherLoop() {
   const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
   const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;
   constexpr int64_t kWindowPollNs = 20'000'000;
+  // The launch timer's finished launches are collected more often than the file is
+  // written: its slots (LaunchTimer::kSlots) would hold under a second of a launch-dense
+  // job's launches, and a launch finding none free goes untimed.
+  constexpr int64_t kLaunchCollectNs = 100'000'000;
   int64_t next_flush = MonotonicNs() + interval_ns;
+  int64_t next_collect = MonotonicNs() + kLaunchCollectNs;
   std::unique_lock<std::mutex> lk(wake_mu_);
   while (!stop_flusher_) {
     int64_t now = MonotonicNs();
-    int64_t deadline = next_flush;
+    int64_t deadline = std::min(next_flush, next_collect);
     if (!cfg_.control_path.empty()) deadline = std::min(deadline, now + poll_ns);
     if (cfg_.has_capture_window() && window_.load() != kClosed)
       deadline = std::min(deadline, now + kWindowPollNs);
@@ -346,6 +351,11 @@ void Session::FlusherLoop() {
     if (now >= next_flush) {
       Flush();
       next_flush = now + interval_ns;
+      next_collect = now + kLaunchCollectNs;
+    } else if (now >= next_collect) {
+      std::lock_guard<std::mutex> t(timing_mu_);
+      CollectLaunches(false);
+      next_collect = now + kLaunchCollectNs;
     }
     lk.lock();
   }

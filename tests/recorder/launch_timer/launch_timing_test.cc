@@ -77,6 +77,31 @@ TEST(LaunchTiming, TimesEveryOpByTheEventsAroundItsLaunch) {
   EXPECT_EQ(t.stats.total(), 0u);
 }
 
+// A launch-dense job launches more kernels between two file writes than the timer has
+// slots: the flusher collects finished launches in between (every 100 ms), so every one
+// is timed.
+TEST(LaunchTiming, MoreLaunchesBetweenFileWritesThanSlotsAreAllTimed) {
+  const std::string dir = FreshDir("launch_timing_dense");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"COMMLENS_FLUSH_INTERVAL_MS", "3000"}, {"COMMLENS_BUFFER_EVENTS", "65536"},
+                  {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}};
+  FakeNccl<5> nccl;
+  ASSERT_TRUE(nccl.loaded());
+  ASSERT_EQ(nccl.Init(0xDE45, "world", 1, 2, 0, &g_mask), 0);
+  constexpr int kRounds = 4, kPerRound = 3000;  // 12,000 launches, 4,096 slots, one file write
+  for (int round = 0; round < kRounds; ++round) {
+    RunCollectives(nccl, kPerRound, static_cast<uint64_t>(round) * kPerRound);
+    usleep(250'000);  // past a collection
+  }
+  ASSERT_EQ(nccl.Finalize(), 0);
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), size_t{kRounds} * kPerRound);
+  EXPECT_EQ(std::count_if(t.comms.flags.begin(), t.comms.flags.end(),
+                          [](uint8_t f) { return (f & model::kCommNoGpuTiming) != 0; }),
+            0);
+  EXPECT_TRUE(HasNote(t, "12000 ops timed by CUDA events around their kernels' launches"));
+  EXPECT_FALSE(HasNote(t, "not timed"));
+}
+
 // Without a driver the kernel-channel events come back, and the file says why.
 TEST(LaunchTiming, PutsNcclsKernelEventsBackWithoutADriver) {
   const std::string dir = FreshDir("launch_timing_no_driver");
