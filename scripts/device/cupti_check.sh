@@ -12,6 +12,8 @@
 #      recorder's step-time cost with the tracer (on and off blocks in one run); AB_EVENTS
 #      gives record's --events there (its default mask when empty), AB_KINDS the
 #      --cupti-kinds of each run ("kernel kernel,api all": three runs).
+#   CHECKS="gpu-test slow gloo pipeline" (the default: all but the cost) names the parts
+#   to run; STEPS_AB > 0 adds the cost.
 #   scripts/device/slim_build.sh build-portable .device/build   # here, then carry .device
 #   scripts/device/cupti_check.sh                               # there; results in $OUT/cupti/
 # Then here: tar xzf cupti.tgz -C /tmp/cupti && commlens analyze /tmp/cupti/slow-kineto and
@@ -37,6 +39,9 @@ mkdir -p "$DEST"
 } > "$DEST/machine.txt" 2>&1
 
 # 1. The GPU test, each case in a process of its own (CUPTI's state is per process).
+CHECKS=${CHECKS:-gpu-test slow gloo pipeline}
+wants() { case " $CHECKS " in *" $1 "*) return 0 ;; esac; return 1; }
+wants gpu-test &&
 for case in TracesASmallCudaProgram NamesTheLaunchStreamWithTheDefaultKinds StepsAsideForAnotherSubscriber; do
   COMMLENS_TEST_OUTPUT="$DEST/gpu_test_files" timeout 120 "$BUILD/tests/recorder/cupti_gpu_test" \
     --gtest_filter="CuptiGpu.$case" > "$DEST/gpu_test_$case.txt" 2>&1
@@ -60,22 +65,24 @@ if [ "$NGPU" -ge 2 ]; then
     fi
     echo "$name: rc=$? $((SECONDS - t0)) s: $(ls "$DEST/$name" 2>/dev/null | tr '\n' ' ')"
   }
-  job slow-kineto -- slow --slow-kind compute --steps 6 --out "$DEST/slow-kineto"
-  job slow-rec -o "$DEST/slow-rec" --cupti="$CUPTI_LIB" --sample-hz 100 -- \
-    slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-steps"
-  # The same recording with every kind, the CUDA calls too: NCCL's ops joined to their
-  # kernels by the launch calls' correlation ids rather than by stream order.
-  job slow-rec-all -o "$DEST/slow-rec-all" --cupti="$CUPTI_LIB" --cupti-kinds all -- \
-    slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-all-steps"
+  if wants slow; then
+    job slow-kineto -- slow --slow-kind compute --steps 6 --out "$DEST/slow-kineto"
+    job slow-rec -o "$DEST/slow-rec" --cupti="$CUPTI_LIB" --sample-hz 100 -- \
+      slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-steps"
+    # The same recording with every kind, the CUDA calls too: NCCL's ops joined to their
+    # kernels by the launch calls' correlation ids rather than by stream order.
+    job slow-rec-all -o "$DEST/slow-rec-all" --cupti="$CUPTI_LIB" --cupti-kinds all -- \
+      slow --slow-kind compute --steps 6 --no-profile --out "$DEST/slow-rec-all-steps"
+  fi
   # The same job on gloo (no NCCL in the job): the tracer starts from CUDA's injection,
   # and the recording still holds every rank's kernels, as the profiler's trace does.
-  if [ -n "${GLOO:-1}" ]; then
+  if wants gloo; then
     job gloo-kineto -- slow --backend gloo --slow-kind compute --steps 6 --out "$DEST/gloo-kineto"
     job gloo-rec -o "$DEST/gloo-rec" --cupti="$CUPTI_LIB" --sample-hz 100 -- \
       slow --backend gloo --slow-kind compute --steps 6 --no-profile --out "$DEST/gloo-rec-steps"
   fi
   # With 4 GPUs, a 4-stage 1F1B pipeline recorded so: its bubble from the GPUs' idle time.
-  if [ "$NGPU" -ge 4 ]; then
+  if [ "$NGPU" -ge 4 ] && wants pipeline; then
     t0=$SECONDS
     COMMLENS_JOB_ID=pp-rec timeout 100 "$COMMLENS" record -o "$DEST/pp-rec" --cupti="$CUPTI_LIB" -- \
       "$TORCHRUN" --standalone --nproc_per_node 4 "$ROOT/examples/workloads/pipeline.py" --schedule megatron \

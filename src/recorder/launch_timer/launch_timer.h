@@ -64,6 +64,10 @@ class LaunchTimer {
   // The session's end: collects until no launch is in flight or |wait_ns| has passed.
   void Finish(int64_t now_ns, native_format::RecordWriter* out, int64_t wait_ns);
 
+  // More than a quarter of the slots in use: the flusher collects before its next file
+  // write (a launch-dense job would otherwise run out of slots within a second).
+  bool Crowded() const { return in_use_.load(std::memory_order_relaxed) >= kSlots / 4; }
+
   uint64_t timed() const { return timed_; }
   uint64_t untimed() const { return skipped_.load(std::memory_order_relaxed) + failed_.load(std::memory_order_relaxed); }
   // The flusher, after a Collect: CUDA refused every launch tried so far (kGiveUpAfter of
@@ -120,6 +124,7 @@ class LaunchTimer {
   std::unique_ptr<Slot[]> slots_;
   std::mutex mu_;                                                // guards the two below
   std::vector<uint32_t> free_;                                   // slots not in use
+  std::atomic<uint32_t> in_use_{0};                              // kSlots - free_.size()
   std::vector<std::pair<uint64_t, GpuEvents::Handle>> streams_;  // stream -> its context, recent first
   std::vector<Anchor> anchors_;                                  // the flusher's, one per context
   std::atomic<uint64_t> skipped_{0}, failed_{0};

@@ -319,9 +319,11 @@ void Session::FlusherLoop() {
   const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
   const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;
   constexpr int64_t kWindowPollNs = 20'000'000;
-  // The launch timer's finished launches are collected more often than the file is
-  // written: its slots (LaunchTimer::kSlots) would hold under a second of a launch-dense
-  // job's launches, and a launch finding none free goes untimed.
+  // The launch timer's finished launches are collected with each file write, and in
+  // between when its slots fill (LaunchTimer::Crowded, looked at every 100 ms): they hold
+  // under a second of a launch-dense job's launches, and a launch finding none free goes
+  // untimed. Collecting no more often than that keeps the flusher's CUDA calls, which
+  // share the driver's locks with the job's launches, few.
   constexpr int64_t kLaunchCollectNs = 100'000'000;
   int64_t next_flush = MonotonicNs() + interval_ns;
   int64_t next_collect = MonotonicNs() + kLaunchCollectNs;
@@ -354,7 +356,7 @@ void Session::FlusherLoop() {
       next_collect = now + kLaunchCollectNs;
     } else if (now >= next_collect) {
       std::lock_guard<std::mutex> t(timing_mu_);
-      CollectLaunches(false);
+      if (launch_timer_ && launch_timer_->Crowded()) CollectLaunches(false);
       next_collect = now + kLaunchCollectNs;
     }
     lk.lock();

@@ -114,8 +114,10 @@ TEST(LaunchTimer, CountsWhatItCannotTime) {
   gpu.capturing = true;
   EXPECT_EQ(timer.Begin(11), LaunchTimer::kNone);  // a graph's
   gpu.capturing = false;
-  // Every slot in flight (kernels that never end): the next launch is not timed.
+  // Every slot in flight (kernels that never end): the next launch is not timed. From a
+  // quarter of them in use, the timer asks to be collected before the next file write.
   for (uint32_t i = 0; i < LaunchTimer::kSlots; ++i) {
+    EXPECT_EQ(timer.Crowded(), i >= LaunchTimer::kSlots / 4) << i;
     gpu.next_times = {1, 0};
     const uint32_t s = timer.Begin(11);
     ASSERT_NE(s, LaunchTimer::kNone);
