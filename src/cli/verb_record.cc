@@ -91,7 +91,8 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
   sub->add_option_function<std::string>(
          "--cupti", [o](const std::string& lib) { o->capture.cupti = lib; },
          "Also record the GPU's kernels, copies, syncs and NVTX ranges through CUPTI, NCCL's ops "
-         "timed by their kernels (LIBCUPTI: libcupti.so.13, else found under $CUDA_HOME or "
+         "timed by their kernels, in every process that initializes CUDA, NCCL or not (the plugin is "
+         "named as CUDA_INJECTION64_PATH too, unless one is set) (LIBCUPTI: libcupti.so.13, else found under $CUDA_HOME or "
          "/usr/local/cuda). Costs 0.5% of a 30 ms step, several % of a launch-bound one "
          "(docs/performance.md). Steps aside when the PyTorch profiler or Nsight Systems holds CUPTI")
       ->expected(0, 1)

@@ -2,7 +2,8 @@
 // job does (issue 28; examples/traces/recording-cupti): the same kernels per step, by
 // name, on each rank; compute and communication per step within 5 %; the late rank, its
 // cause and the kernel that made it late. Two separate runs of one job on the GPU
-// machine, so timings differ by the runs' spread, not by the recorder.
+// machine, so timings differ by the runs' spread, not by the recorder. The same job on
+// gloo (no NCCL in the job; the tracer started by CUDA's injection) likewise.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -54,12 +55,10 @@ double StepMean(const simdjson::dom::element& doc, const char* field) {
   return n ? sum / n : 0;
 }
 
-TEST(Recording, TheSameKernelsPerStepAsTheProfiler) {
-  Analysis kineto, native;
-  Analyze("kineto", &kineto);
-  Analyze("native", &native);
-  // The table's first rows (the recording's CUDA syncs, which the profiler did not record,
-  // may take one): every kernel in both, at the same count per step and rank.
+// The table's first rows (the recording's CUDA syncs, which the profiler did not record,
+// may take one): every kernel in both, at the same count per step and rank. Returns how
+// many kernels the two have in common.
+int ExpectTheSameKernelsPerStep(const Analysis& kineto, const Analysis& native) {
   const std::map<std::string, double> want = KernelsPerStep(kineto.doc), got = KernelsPerStep(native.doc);
   int common = 0;
   for (const auto& [name, count] : want) {
@@ -69,8 +68,41 @@ TEST(Recording, TheSameKernelsPerStepAsTheProfiler) {
     EXPECT_DOUBLE_EQ(it->second, count);
     ++common;
   }
-  EXPECT_GE(common, 9);
-  EXPECT_EQ(got.count("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), 1u);
+  return common;
+}
+
+TEST(Recording, TheSameKernelsPerStepAsTheProfiler) {
+  Analysis kineto, native;
+  Analyze("kineto", &kineto);
+  Analyze("native", &native);
+  EXPECT_GE(ExpectTheSameKernelsPerStep(kineto, native), 9);
+  EXPECT_EQ(KernelsPerStep(native.doc).count("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            1u);
+}
+
+// A job without NCCL (gloo reduces the gradients through the host): the recording, whose
+// tracer CUDA's injection started, has the profiler's kernels per step and its compute
+// per step, and the node's counters beside.
+TEST(Recording, AJobWithoutNcclHasItsKernelsAndTheNodesCounters) {
+  Analysis kineto, native;
+  Analyze("gloo-kineto", &kineto);
+  Analyze("gloo-native", &native);
+  EXPECT_GE(ExpectTheSameKernelsPerStep(kineto, native), 5);  // the table's rows: syncs and copies take some
+  const double want = StepMean(kineto.doc, "compute_us"), got = StepMean(native.doc, "compute_us");
+  ASSERT_GT(want, 0);
+  EXPECT_LT(std::abs(got - want) / want, 0.05) << got << " against " << want;
+  int ranks = 0;
+  for (simdjson::dom::element in : simdjson::dom::array(native.doc["inputs"])) {
+    if (std::string_view(in["format"]) != "native") continue;
+    ++ranks;
+    bool gpu_only = false;
+    for (simdjson::dom::element n : simdjson::dom::array(in["notes"]))
+      gpu_only |= std::string_view(n).find("the GPU's activity only") != std::string_view::npos;
+    EXPECT_TRUE(gpu_only);
+  }
+  EXPECT_EQ(ranks, 2);
+  EXPECT_GE(simdjson::dom::array(native.doc["gpu_metrics"]).size(), 1u);
+  EXPECT_GE(simdjson::dom::array(native.doc["nics"]).size(), 1u);
 }
 
 TEST(Recording, ComputeAndCommunicationPerStepWithinFivePercent) {
