@@ -2,12 +2,13 @@
 # Builds the NCCL profiler plugin and its threaded tests with ThreadSanitizer (clang) in
 # build-tsan/ and runs them: the ABI test (enqueue thread, proxy thread and flusher at
 # once), the slot pool under contention, the exit tests (NCCL threads still calling in
-# while the process exits) and the stuck-disk test. Any ThreadSanitizer report fails.
+# while the process exits), NCCL joining the session CUDA started while its flusher runs,
+# and the stuck-disk test. Any ThreadSanitizer report fails.
 #   scripts/tsan.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=(plugin_abi_test recorder_crash_test recorder_flush_test slot_pool_test sampler_test cupti_tracer_test
-       launch_timing_test launch_timer_test)
+       launch_timing_test launch_timer_test cuda_injection_test)
 if [ ! -f build-tsan/build.ninja ]; then
   CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCOMMLENS_SANITIZE=thread -DCOMMLENS_BUILD_BENCHMARKS=OFF -DCOMMLENS_WITH_CUDA=OFF >/dev/null

@@ -113,7 +113,8 @@ void Session::SetNcclMasks(int abi_version, uint32_t supported) {
   supported_mask_ = supported;
   full_mask_ = cfg_.event_mask & supported;
   // Also with the kernel bit the tracer's fallback may put back: sampling holds then too.
-  kernel_sample_ = cfg_.kernel_events_replaced || (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1;
+  kernel_sample_.store(cfg_.kernel_events_replaced || (full_mask_ & EventBit(EventKind::kKernelCh)) ? cfg_.kernel_sample : 1,
+                       std::memory_order_relaxed);
 }
 
 abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logger log) {
@@ -556,13 +557,13 @@ constexpr uint32_t kKernelBits = EventBit(EventKind::kKernelCh) | EventBit(Event
 uint32_t Session::RecordingMask() const {
   // Sampling starts with the kernel bits off; SampleKernels turns them on for 1 op in N.
   const uint32_t full = full_mask_.load(std::memory_order_relaxed);
-  return kernel_sample_ > 1 ? full & ~kKernelBits : full;
+  return kernel_sample_.load(std::memory_order_relaxed) > 1 ? full & ~kKernelBits : full;
 }
 
 void Session::SampleKernels() {
   const uint64_t k = ops_started_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
-  const bool time_next = k % kernel_sample_ == 0;
+  const bool time_next = k % kernel_sample_.load(std::memory_order_relaxed) == 0;
   const uint32_t full = full_mask_.load(std::memory_order_relaxed);
   StoreMask(mask_ptr_.load(std::memory_order_relaxed), time_next ? full : full & ~kKernelBits);
 }

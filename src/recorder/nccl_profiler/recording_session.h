@@ -90,7 +90,7 @@ class Session {
   // KernelCh bit so that about 1 op in N gets kernel timing. NCCL reads the mask when an
   // API call starts, so this op's count decides the next op's timing.
   void OnOpStarted() {
-    if (kernel_sample_ > 1) SampleKernels();
+    if (kernel_sample_.load(std::memory_order_relaxed) > 1) SampleKernels();
   }
   int pid() const { return pid_; }
   // A KernelLaunch event's start and stop (recorder/launch_timer): CUDA events on the
@@ -144,7 +144,9 @@ class Session {
   int abi_version_ = 0;  // 0 until NCCL's first init
   std::atomic<uint32_t> full_mask_{0};  // the flusher adds the kernel events back if CUPTI does not trace
   uint32_t supported_mask_ = 0;
-  uint32_t kernel_sample_ = 1;             // cfg_.kernel_sample, copied for the hot path
+  // cfg_.kernel_sample, copied for the hot path; set again when NCCL joins a CUDA-started
+  // session, while the flusher reads it
+  std::atomic<uint32_t> kernel_sample_{1};
   std::atomic<uint64_t> ops_started_{0};  // for the kernel sampling
   int64_t start_mono_ns_ = 0;
   int64_t start_real_ns_ = 0;  // progress before the first op (MarkRecord::last_progress_ns)
