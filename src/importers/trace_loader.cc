@@ -170,6 +170,52 @@ void TakeHostCounters(const std::string& file, model::RankTrace* r, model::Trace
   if (!issues.empty()) trace->warnings.push_back(file + ": sample records not used: " + issues);
 }
 
+// With `record --cupti` every process that runs kernels writes a file, NCCL or not: a
+// helper process (one that inherited a rank's launcher variables, or none) has one beside
+// the rank's. They are set aside before the job is put together, so that one far from the
+// job in time does not split it: a rank is its process that made NCCL calls, else the
+// one with the most GPU activity, and a process with no rank and no NCCL call is a helper
+// when ranked processes are there. Only recordings (native files) are judged so.
+void SetAsideHelperProcesses(const std::vector<std::string>& files, std::vector<JobMember>* members,
+                             std::vector<std::pair<size_t, size_t>>* at, model::Trace* trace) {
+  const auto weight = [&](size_t m) {
+    const model::RankTrace& r = *(*members)[m].rank;
+    return std::pair(r.comms.size(), r.gpu.size());
+  };
+  const auto helper_like = [&](size_t m) {
+    const model::RankTrace& r = *(*members)[m].rank;
+    return r.format == "native" && r.comms.size() == 0;
+  };
+  std::map<int, size_t> best;  // rank -> member
+  for (size_t m = 0; m < members->size(); ++m) {
+    const int rank = (*members)[m].rank->rank;
+    if (rank < 0) continue;
+    auto [it, inserted] = best.emplace(rank, m);
+    if (!inserted && weight(m) > weight(it->second)) it->second = m;
+  }
+  std::vector<JobMember> kept_members;
+  std::vector<std::pair<size_t, size_t>> kept_at;
+  for (size_t m = 0; m < members->size(); ++m) {
+    const int rank = (*members)[m].rank->rank;
+    const std::string& file = files[(*members)[m].file];
+    if (rank >= 0 && best[rank] != m && helper_like(m)) {
+      trace->warnings.push_back(file + ": another process of rank " + std::to_string(rank) +
+                                " without NCCL calls (the rank's is " + files[(*members)[best[rank]].file] +
+                                "): its GPU activity is left out");
+      continue;
+    }
+    if (rank < 0 && !best.empty() && helper_like(m)) {
+      trace->warnings.push_back(file + ": a process with no rank and no NCCL call beside the job's ranks: its GPU "
+                                       "activity is left out");
+      continue;
+    }
+    kept_members.push_back((*members)[m]);
+    kept_at.push_back((*at)[m]);
+  }
+  *members = std::move(kept_members);
+  *at = std::move(kept_at);
+}
+
 }  // namespace
 
 Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vector<ImportedFile> imported,
@@ -206,6 +252,7 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
       members.push_back({&r, i});
     }
   }
+  SetAsideHelperProcesses(files, &members, &at, &trace);
   // Ranks of different runs are not one job: refuse rather than mix them.
   const std::vector<JobOfRanks> jobs = SplitJobs(members);
   if (jobs.size() > 1)
@@ -216,30 +263,17 @@ Result<model::Trace> AssembleJob(const std::vector<std::string>& files, std::vec
   std::map<int, size_t> owner;  // rank -> member
   std::vector<size_t> unranked;
   for (size_t m = 0; m < members.size(); ++m) {
+    const auto [i, k] = at[m];
     const model::RankTrace& r = *members[m].rank;
     if (r.rank < 0) {
       unranked.push_back(m);
       continue;
     }
     auto [it, inserted] = owner.emplace(r.rank, m);
-    if (inserted) continue;
-    // Two processes claim the rank. With `record --cupti` a helper process that inherited
-    // the rank's launcher variables and ran kernels (recorded through CUDA's injection)
-    // has a file too: the rank is the process that made NCCL calls.
-    const auto nccl_ops = [&](size_t x) { return members[x].rank->comms.size(); };
-    size_t keep = it->second, drop = m;
-    if (nccl_ops(keep) == 0 && nccl_ops(drop) > 0) std::swap(keep, drop);
-    it->second = keep;
-    const std::string& dropped = files[members[drop].file];
-    if (nccl_ops(drop) == 0 && nccl_ops(keep) > 0) {
-      trace.warnings.push_back(dropped + ": another process of rank " + std::to_string(r.rank) +
-                               " (no NCCL calls; the rank's are in " + files[members[keep].file] +
-                               "): its GPU activity is left out");
-    } else {
-      trace.failures.push_back({dropped, dropped + ": claims rank " + std::to_string(r.rank) + ", which " +
-                                             files[members[keep].file] + " already has; this " +
-                                             (imported[members[drop].file].ranks.size() > 1 ? "process" : "file") +
-                                             " is skipped"});
+    if (!inserted) {
+      trace.failures.push_back({files[i], files[i] + ": claims rank " + std::to_string(r.rank) + ", which " +
+                                              files[members[it->second].file] + " already has; this " +
+                                              (imported[i].ranks.size() > 1 ? "process" : "file") + " is skipped"});
     }
   }
   // Files with no rank anywhere get the lowest free numbers, in file-name order.

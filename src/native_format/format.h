@@ -60,7 +60,8 @@ static_assert(sizeof(RecordHeader) == 12);
 
 enum class RecordType : uint16_t {
   kString = 1,        // u32 id, then the UTF-8 bytes (no terminator)
-  kProcess = 2,       // ProcessRecord, once, after the strings it names
+  kProcess = 2,       // ProcessRecord, first, after the strings it names (again when NCCL joins a
+                      // session CUDA's injection started: the last one holds)
   kComm = 3,          // CommRecord, once per communicator, before its ops
   kOp = 4,            // OpRecord, one per collective / p2p / copy-engine collective
   kKernelTiming = 5,  // KernelTimingRecord, GPU timing of one op (one or more per op)
@@ -296,8 +297,10 @@ struct MarkRecord {
   uint32_t reserved;
   // 1.3, alive marks: when the process's collectives last progressed, CLOCK_REALTIME:
   // the latest start of a collective or p2p op (also outside the capture window), end of
-  // a kernel channel or proxy step or op, or of a communicator's init.
-  // 0 in other marks and in files before 1.3.
+  // a kernel channel or proxy step or op, or of a communicator's init. 0 in an alive
+  // mark of a process with no communicator (a session CUDA's injection started, before
+  // NCCL's first init or after its last finalize: no collective to wait for), in other
+  // marks and in files before 1.3.
   int64_t last_progress_ns;
 };
 static_assert(sizeof(MarkRecord) == 24);

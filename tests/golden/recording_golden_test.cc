@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -140,6 +141,40 @@ TEST(Recording, TheLateRankItsCauseAndItsKernel) {
     EXPECT_EQ(int64_t(s["rank"]), 1);
     EXPECT_EQ(std::string_view(s["cause"]), "compute");
     EXPECT_NE(std::string_view(simdjson::dom::array(s["kernels"]).at(0)).find("regular_fft"), std::string_view::npos);
+  }
+}
+
+// With --cupti a helper process that inherited a rank's launcher variables and ran kernels
+// writes a file under that rank: the rank is its process that made NCCL calls, else the
+// one with the most GPU activity; the other is a warning, not a failure, wherever in time
+// it ran (here a gloo rank's file, from another run, beside the NCCL job's).
+TEST(Recording, AHelperProcessOfARankIsSetAside) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(COMMLENS_BINARY_DIR) / "test-output" / "recording_helpers";
+  fs::remove_all(dir);
+  for (const char* job : {"nccl", "gloo"}) fs::create_directories(dir / job);
+  const fs::path samples = fs::path(kSamples) / "recording-cupti";
+  fs::copy(samples / "native", dir / "nccl");
+  fs::copy_file(samples / "gloo-native" / "gloo-rec.rank1.vm.1607.cltrace", dir / "nccl" / "slow-rec.rank1.vm.9999.cltrace");
+  fs::copy(samples / "gloo-native", dir / "gloo");
+  fs::copy_file(samples / "gloo-native" / "gloo-rec.rank0.vm.1606.cltrace", dir / "gloo" / "gloo-rec.rank0.vm.9999.cltrace");
+  for (const char* job : {"nccl", "gloo"}) {
+    SCOPED_TRACE(job);
+    testing::CliRun run = Commlens("analyze " + (dir / job).string() + " --json - --quiet --strict");
+    ASSERT_EQ(run.exit_code, 0) << run.out.substr(0, 2000);
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc = parser.parse(run.out).value();
+    EXPECT_EQ(int64_t(doc["world_size"]), 2);
+    EXPECT_EQ(simdjson::dom::array(doc["failures"]).size(), 0u);
+    int set_aside = 0;
+    for (simdjson::dom::element w : simdjson::dom::array(doc["warnings"])) {
+      const std::string_view text = w;
+      set_aside += text.find("9999.cltrace: another process of rank") != std::string_view::npos &&
+                   text.find("its GPU activity is left out") != std::string_view::npos;
+    }
+    EXPECT_EQ(set_aside, 1);
+    for (simdjson::dom::element in : simdjson::dom::array(doc["inputs"]))
+      EXPECT_EQ(std::string_view(in["path"]).find("9999"), std::string_view::npos);
   }
 }
 

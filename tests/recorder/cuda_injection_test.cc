@@ -9,8 +9,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include "importers/native/native_importer.h"
+#include "native_format/format.h"
+#include "native_format/record_reader.h"
 #include "recorder/fake_nccl.h"
 #include "recorder/recorder_test_util.h"
 
@@ -86,6 +90,62 @@ TEST(CudaInjectionTest, NcclJoinsTheSessionCudaStarted) {
   EXPECT_FALSE(HasNote(*t, "no end record"));
   // Timed by NCCL's kernel events, put back as neither CUPTI nor a CUDA driver times them.
   for (uint8_t flags : t->comms.flags) EXPECT_FALSE(flags & model::kCommNoGpuTiming);
+}
+
+// The capture window counts from NCCL's first init, as in a session NCCL starts: a
+// window of 0.3 s that would have closed while the process loaded still records NCCL's ops.
+TEST(CudaInjectionTest, TheCaptureWindowCountsFromNcclsFirstInit) {
+  const std::string dir = FreshDir("inject_window");
+  setenv("COMMLENS_CAPTURE_DURATION_S", "0.3", 1);
+  RunChild(dir, true, [] {
+    usleep(500'000);  // loading, past the window as counted from CUDA's init
+    static int mask = 0;
+    FakeNccl<5> nccl;
+    if (nccl.Init(0xC1, "late", 1, 4, 2, &mask) != 0) _exit(2);
+    for (int i = 0; i < 3; ++i) nccl.Collective(FakeCollective{});
+    if (nccl.Finalize() != 0) _exit(3);
+  });
+  unsetenv("COMMLENS_CAPTURE_DURATION_S");
+  const std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  auto t = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->comms.size(), 3u);
+}
+
+// Alive marks say when the process's collectives last progressed (what `record
+// --prometheus` ages): while a communicator lives; after the last finalize, with no
+// collective to wait for, they carry no progress, so a process that goes on running
+// kernels is not taken for a stuck rank.
+TEST(CudaInjectionTest, AliveMarksCarryNoProgressAfterTheLastFinalize) {
+  const std::string dir = FreshDir("inject_alive");
+  RunChild(dir, true, [] {
+    static int mask = 0;
+    FakeNccl<5> nccl;
+    if (nccl.Init(0xD1, "alive", 1, 4, 2, &mask) != 0) _exit(2);
+    nccl.Collective(FakeCollective{});
+    usleep(100'000);  // flushes at 20 ms: marks with progress
+    if (nccl.Finalize() != 0) _exit(3);
+    usleep(100'000);  // marks without
+  });
+  const std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream in(files[0], std::ios::binary);
+  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  namespace nf = native_format;
+  nf::RecordReader reader(bytes, sizeof(nf::FileHeader));
+  nf::RecordView r;
+  std::vector<int64_t> progress;  // each alive mark's, in order
+  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
+    nf::MarkRecord m;
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kMark) && nf::DecodePayload(r, &m) &&
+        m.what == static_cast<uint32_t>(nf::MarkKind::kAlive))
+      progress.push_back(m.last_progress_ns);
+  }
+  ASSERT_GE(progress.size(), 4u);
+  EXPECT_GT(progress.front(), 0);
+  EXPECT_EQ(progress.back(), 0);
+  EXPECT_TRUE(std::is_partitioned(progress.begin(), progress.end(), [](int64_t p) { return p > 0; }));
 }
 
 // Without the tracer asked for, the injection does nothing: NCCL's init starts the

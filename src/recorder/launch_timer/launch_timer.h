@@ -64,7 +64,7 @@ class LaunchTimer {
   // The session's end: collects until no launch is in flight or |wait_ns| has passed.
   void Finish(int64_t now_ns, native_format::RecordWriter* out, int64_t wait_ns);
 
-  // More than a quarter of the slots in use: the flusher collects before its next file
+  // A quarter of the slots or more in use: the flusher collects before its next file
   // write (a launch-dense job would otherwise run out of slots within a second).
   bool Crowded() const { return in_use_.load(std::memory_order_relaxed) >= kSlots / 4; }
 

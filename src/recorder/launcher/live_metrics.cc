@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -218,12 +220,11 @@ std::string LiveMetrics::Render(int64_t now_ns) {
 
 std::map<int, int64_t> LiveMetrics::LastProgressByRank() {
   // A rank's current file is its newest: a later session of the process, or a restarted
-  // process, writes a new one.
-  struct Newest {
-    int64_t mtime = 0;
-    std::string path;
-  };
-  std::map<int, Newest> newest_by_rank;
+  // process, writes a new one. With the CUPTI tracer a process with no communicator (a
+  // helper that inherited the rank's variables, or the rank itself before NCCL's first
+  // init or after its last finalize) writes alive marks without progress: its file says
+  // nothing of the rank's collectives, and the next newest does.
+  std::map<int, std::vector<std::pair<int64_t, std::string>>> files_by_rank;  // (mtime, path)
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(options_.trace_dir, ec)) {
     int rank = -1;
@@ -232,17 +233,24 @@ std::map<int, int64_t> LiveMetrics::LastProgressByRank() {
     int64_t mtime = MtimeNs(entry.path().string());
     // Coarse file system clocks: allow two seconds before the start.
     if (mtime < options_.start_realtime_ns - 2'000'000'000) continue;
-    Newest& newest = newest_by_rank[rank];
-    if (mtime > newest.mtime) newest = {mtime, entry.path().string()};
+    files_by_rank[rank].emplace_back(mtime, entry.path().string());
   }
   std::map<int, int64_t> out;
-  for (const auto& [rank, newest] : newest_by_rank) {
-    const TraceEnd end = ReadTraceEnd(newest.path);
-    if (end.kind == TraceEnd::Kind::kAlive) last_progress_[newest.path] = end.last_progress_ns;
-    if (end.kind == TraceEnd::Kind::kEnded) continue;  // its NCCL session is over: nothing to wait for
-    // Between two alive marks (a write under way) the last one read still holds.
-    auto known = last_progress_.find(newest.path);
-    if (known != last_progress_.end()) out[rank] = known->second;
+  for (auto& [rank, files] : files_by_rank) {
+    std::sort(files.begin(), files.end(), std::greater<>());
+    for (const auto& [mtime, path] : files) {
+      const TraceEnd end = ReadTraceEnd(path);
+      if (end.kind == TraceEnd::Kind::kNoCollectives) {
+        last_progress_.erase(path);
+        continue;
+      }
+      if (end.kind == TraceEnd::Kind::kAlive) last_progress_[path] = end.last_progress_ns;
+      if (end.kind == TraceEnd::Kind::kEnded) break;  // its NCCL session is over: nothing to wait for
+      // Between two alive marks (a write under way) the last one read still holds.
+      auto known = last_progress_.find(path);
+      if (known != last_progress_.end()) out[rank] = known->second;
+      break;
+    }
   }
   return out;
 }

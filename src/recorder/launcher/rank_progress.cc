@@ -47,8 +47,8 @@ TraceEnd ReadTraceEnd(const std::string& path) {
   }
   nf::MarkRecord mark;
   if (IsOneRecord(bytes, nf::RecordType::kMark, &r) && nf::DecodePayload(r, &mark) &&
-      mark.what == static_cast<uint32_t>(nf::MarkKind::kAlive) && mark.last_progress_ns > 0) {
-    end.kind = TraceEnd::Kind::kAlive;
+      mark.what == static_cast<uint32_t>(nf::MarkKind::kAlive) && r.payload.size() >= sizeof(nf::MarkRecord)) {
+    end.kind = mark.last_progress_ns > 0 ? TraceEnd::Kind::kAlive : TraceEnd::Kind::kNoCollectives;
     end.alive_ns = mark.time_ns;
     end.last_progress_ns = mark.last_progress_ns;
   }

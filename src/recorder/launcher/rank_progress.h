@@ -7,6 +7,9 @@
 // kernel channel, proxy step or proxy op), and a session's end writes its End record last.
 // So a trace's last bytes are one of:
 //   - an alive mark: the rank's last progress as of that flush (kAlive);
+//   - an alive mark without progress: the process has no communicator (kNoCollectives: a
+//     process the CUPTI tracer records through CUDA's injection, before NCCL's first init,
+//     after its last finalize, or never using NCCL);
 //   - an End record: the process finalized its last communicator or is exiting (kEnded);
 //   - anything else (kUnknown): a write under way, a communicator's finalize queued after
 //     the flush, a file with no flush yet, a plugin older than format 1.3.
@@ -22,7 +25,7 @@
 namespace commlens::recorder::launcher {
 
 struct TraceEnd {
-  enum class Kind { kUnknown, kAlive, kEnded };
+  enum class Kind { kUnknown, kAlive, kNoCollectives, kEnded };
   Kind kind = Kind::kUnknown;
   int64_t alive_ns = 0;          // kAlive: when that flush was written (CLOCK_REALTIME)
   int64_t last_progress_ns = 0;  // kAlive: when the process's collectives last progressed

@@ -181,13 +181,12 @@ std::vector<std::string> SetPluginEnvironment(const std::string& plugin_path,
     // The plugin is CUDA's injection library too: a process that never uses NCCL gets its
     // kernels, and one that does, its start. One set already (Nsight Systems sets its
     // own) is kept: the tracer then starts at NCCL's first init.
-    if (plugin_path.empty()) {
-    } else if (const char* cuda = env->Get("CUDA_INJECTION64_PATH"); cuda != nullptr && plugin_path != cuda) {
+    const char* cuda = env->Get("CUDA_INJECTION64_PATH");
+    if (cuda != nullptr && *cuda != '\0' && plugin_path != cuda)
       notes.push_back(std::string("--cupti: CUDA_INJECTION64_PATH=") + cuda + " kept: the tracer starts at NCCL's "
                       "first init, and processes that make no NCCL call are not traced");
-    } else {
+    else if (!plugin_path.empty())
       env->Set("CUDA_INJECTION64_PATH", plugin_path);
-    }
     uint32_t kinds = cupti::kDefaultCuptiKinds;
     if (!capture.cupti_kinds.empty()) {
       set("COMMLENS_CUPTI_KINDS", capture.cupti_kinds);

@@ -105,7 +105,11 @@ void Session::StartWithCuda() {
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
   if (running_ || exited_) return;
   if (!ParseConfig([](const char* name) -> const char* { return std::getenv(name); }).cupti) return;
-  StartLocked(0, 0, nullptr);
+  // The exit handler now, not when the flusher gets to it, so that a process that exits
+  // at once still ends its session (and stops the flusher) before its libraries go.
+  // Exit handlers run in reverse order: this one before those CUDA's runtime registered
+  // when it was loaded; the driver's teardown is a library destructor, after them all.
+  if (StartLocked(0, 0, nullptr) == abi::kSuccess) RegisterExitHandler();
 }
 
 void Session::SetNcclMasks(int abi_version, uint32_t supported) {
@@ -124,7 +128,6 @@ abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logge
   cuda_started_ = abi_version == 0;
   SetNcclMasks(abi_version, supported);
   ops_started_.store(0);
-  start_mono_ns_ = MonotonicNs();
   start_real_ns_ = RealtimeNs();
   next_index_ = 0;
   live_contexts_ = 0;
@@ -133,11 +136,7 @@ abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logge
   total_colls_.store(0);
   colls_reached_.store(false);
   count_trigger_ = cfg_.capture_after_colls > 0;
-  const bool wait_first = cfg_.capture_after_colls > 0 || cfg_.capture_after_s > 0;
-  window_.store(wait_first ? kBefore : kOpen);
-  window_open_mono_ns_.store(wait_first ? 0 : start_mono_ns_);
-  window_open_real_ns_.store(0);
-  window_close_real_ns_.store(0);
+  StartWindow(MonotonicNs());
   control_.store(kControlOn);
   if (!cfg_.control_path.empty()) PollControl();
   logged_window_ = window_.load();
@@ -148,7 +147,8 @@ abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logge
   launches_timed_ = false;
   tracer_tried_ = false;
   if (!cuda_started_) StartLaunchTimer();  // before the process record: it writes the mask the session uses
-  WriteProcessRecord(true);
+  QueueProcessRecord(true);
+  WriteQueued();
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
   // should not wait for it.
@@ -164,15 +164,26 @@ abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logge
     file_.Close();
     return abi::kSystemError;
   }
-  // Started inside CUDA's initialization, the exit handler waits for the flusher (after
-  // it): exit handlers run in reverse order, so the session then ends before CUDA's own.
-  if (!cuda_started_) RegisterExitHandler();
+  if (!cuda_started_) RegisterExitHandler();  // else StartWithCuda's
   running_ = true;
   return abi::kSuccess;
 }
 
-// NCCL's first init in a session CUDA started: NCCL's masks and the launch timer, and the
-// process record again with them (a reader takes the last); the file is needed now.
+// The capture window, from |now_mono|: open at once, or waiting for its delay or count.
+void Session::StartWindow(int64_t now_mono) {
+  start_mono_ns_.store(now_mono);
+  const bool wait_first = cfg_.capture_after_colls > 0 || cfg_.capture_after_s > 0;
+  window_.store(wait_first ? kBefore : kOpen);
+  window_open_mono_ns_.store(wait_first ? 0 : now_mono);
+  window_open_real_ns_.store(0);
+  window_close_real_ns_.store(0);
+}
+
+// NCCL's first init in a session CUDA started: NCCL's masks and the launch timer, the
+// capture window counted from here (as in a session NCCL starts; a process without NCCL
+// counts it from CUDA's init), and the process record again with NCCL's ABI and mask (a
+// reader takes the last). Queued only: the flusher makes the file and writes it, so that
+// NCCL's init never waits for the disk.
 void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
   log_ = log;
   {
@@ -180,8 +191,13 @@ void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
     SetNcclMasks(abi_version, supported);
     StartLaunchTimer();
   }
+  StartWindow(MonotonicNs());
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    logged_window_ = window_.load();  // a window restarted, not a transition to mark
+  }
   file_.Needed();
-  WriteProcessRecord(false);
+  QueueProcessRecord(false);
 }
 
 // Once per process. Exit handlers run before the destructors of libraries loaded
@@ -222,8 +238,8 @@ bool Session::OpenFile() {
   return true;
 }
 
-void Session::WriteProcessRecord(bool file_start) {
-  std::unique_lock<std::mutex> g(mu_);
+void Session::QueueProcessRecord(bool file_start) {
+  std::lock_guard<std::mutex> g(mu_);
   if (file_start) strings_.AppendFileHeader();
   nf::ProcessRecord p{};
   p.start_realtime_ns = start_real_ns_;
@@ -241,8 +257,6 @@ void Session::WriteProcessRecord(bool file_start) {
   p.flush_interval_ms = cfg_.flush_interval_ms;
   body_.Append(nf::RecordType::kProcess, p);
   QueueLocked();
-  g.unlock();
-  WriteQueued();
 }
 
 void Session::Finalize(Context* ctx) {
@@ -260,8 +274,12 @@ void Session::Finalize(Context* ctx) {
     registry_[ctx->index()].store(nullptr, std::memory_order_release);
     last = --live_contexts_ == 0;
   }
-  if (last && cuda_started_) mask_ptr_.store(nullptr);  // NCCL's, which it may free: recording goes on to exit
-  else if (last) StopSession(nf::EndReason::kFinalize);
+  if (!last) return;
+  if (!cuda_started_) return StopSession(nf::EndReason::kFinalize);
+  // A session CUDA started goes on recording the GPU until exit. NCCL makes no more call
+  // for these communicators: their buffers go, and NCCL's mask is no longer written.
+  mask_ptr_.store(nullptr);
+  ReleaseContexts();
 }
 
 // Called with lifecycle_mu_ held and mu_ free (the flusher may need it to finish).
@@ -316,7 +334,6 @@ void Session::FlusherLoop() {
     std::lock_guard<std::mutex> t(timing_mu_);
     StartTracer();  // first, here: see StartLocked
   }
-  if (cuda_started_) RegisterExitHandler();  // CUDA has initialized: see StartLocked
   const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
   const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;
   constexpr int64_t kWindowPollNs = 20'000'000;
@@ -476,15 +493,19 @@ void Session::SerializeLocked(bool final) {
   EmitMarksLocked();
   const uint64_t gaps = seq_gaps_.load();
   int64_t last_progress = start_real_ns_;
+  bool communicators = false;
   for (auto& ctx : contexts_) {
     if (!ctx->retired) serializer_.SerializeContext(*ctx, gaps, final, strings_, body_);
     last_progress = std::max(last_progress, ctx->last_progress_ns());
+    communicators |= !ctx->retired;
   }
   if (!final) {
     nf::MarkRecord alive{};
     alive.time_ns = RealtimeNs();
     alive.what = static_cast<uint32_t>(nf::MarkKind::kAlive);
-    alive.last_progress_ns = last_progress;
+    // 0: no communicator, so no collective to wait for (a session CUDA started, before
+    // NCCL's first init or after its last finalize).
+    alive.last_progress_ns = communicators ? last_progress : 0;
     body_.Append(nf::RecordType::kMark, alive);
   }
   QueueLocked();

@@ -108,6 +108,7 @@ class Session {
 
   // |abi_version| 0: started by CUDA, no NCCL yet (JoinLocked brings it in).
   abi::Result StartLocked(int abi_version, uint32_t supported, abi::Logger log);
+  void StartWindow(int64_t now_mono);
   void JoinLocked(int abi_version, uint32_t supported, abi::Logger log);
   void SetNcclMasks(int abi_version, uint32_t supported);
   void RegisterExitHandler();
@@ -117,7 +118,7 @@ class Session {
   uint32_t RecordingMask() const;
   void ReleaseContexts();
   bool OpenFile();
-  void WriteProcessRecord(bool file_start);
+  void QueueProcessRecord(bool file_start);
   void FlusherLoop();
   void Flush();
   void SerializeLocked(bool final);
@@ -138,7 +139,7 @@ class Session {
   bool exited_ = false;  // the process is exiting: no new session
   int session_number_ = 0;
   int pid_ = 0;
-  bool cuda_started_ = false;  // by CUDA's injection (StartWithCuda): ends at exit only
+  std::atomic<bool> cuda_started_{false};  // by CUDA's injection (StartWithCuda): ends at exit only
   RecorderConfig cfg_;
   std::atomic<abi::Logger> log_{nullptr};  // NCCL's; none before NCCL joins a CUDA-started session
   int abi_version_ = 0;  // 0 until NCCL's first init
@@ -148,7 +149,7 @@ class Session {
   // session, while the flusher reads it
   std::atomic<uint32_t> kernel_sample_{1};
   std::atomic<uint64_t> ops_started_{0};  // for the kernel sampling
-  int64_t start_mono_ns_ = 0;
+  std::atomic<int64_t> start_mono_ns_{0};  // the capture window counts from here (again when NCCL joins)
   int64_t start_real_ns_ = 0;  // progress before the first op (MarkRecord::last_progress_ns)
 
   // Output. The serializer and the record buffers are under mu_; the file has its own

@@ -209,6 +209,12 @@ TEST_F(LiveMetricsTest, RatesGaugesAndAges) {
         kT0 - 10'000'000'000);  // before the start
   // Finalized: nothing left to wait for, no age.
   Trace(PluginTraceFileName("4242.3", 5, "node1", 105, 0), flushed, now - 20'000'000'000, EndRecord(flushed));
+  // With the CUPTI tracer, files whose process has no communicator (marks without
+  // progress): a helper of rank 6 beside the rank's own, newer than it; rank 7, a gloo
+  // rank (or one past its last finalize): no age.
+  Trace(PluginTraceFileName("4242.3", 6, "node1", 106, 0), flushed - 100'000'000, now - 2'000'000'000);
+  Trace(PluginTraceFileName("4242.3", 6, "node1", 116, 0), flushed, 0);
+  Trace(PluginTraceFileName("4242.3", 7, "node1", 107, 0), flushed, 0);
 
   LiveMetrics metrics(Options());
   const std::string text = metrics.Render(now);
@@ -235,7 +241,8 @@ TEST_F(LiveMetricsTest, RatesGaugesAndAges) {
   EXPECT_EQ(Lines(text, "commlens_last_collective_age_seconds"),
             (std::vector<std::string>{
                 "commlens_last_collective_age_seconds{" + labels + ",rank=\"0\"} 7.25",
-                "commlens_last_collective_age_seconds{" + labels + ",rank=\"1\"} 0.5"}));
+                "commlens_last_collective_age_seconds{" + labels + ",rank=\"1\"} 0.5",
+                "commlens_last_collective_age_seconds{" + labels + ",rank=\"6\"} 2"}));
   EXPECT_NE(text.find("# TYPE commlens_last_collective_age_seconds gauge\n"), std::string::npos);
   EXPECT_NE(text.find("# HELP commlens_nic_transmit_bytes_per_second "), std::string::npos);
   EXPECT_EQ(text.find("commlens_gpu_memory_utilization_ratio"),
