@@ -235,14 +235,23 @@ void Replay(const FindingsInput& in, std::vector<Finding>* out) {
   for (size_t i = 1; i < r.parts.size() && i < 3; ++i)
     if (r.parts[i].gain >= 0.03)
       others += fmt::format("{}{} {:.0f}%", others.empty() ? "; then " : ", ", r.parts[i].part, 100.0 * r.parts[i].gain);
+  // Where the GPUs wait for the host most of the step (host work, a collective on the
+  // host such as gloo's), the replay's parts shorten only the GPUs' share: the verdict is
+  // not the step's, and its cost is what it saves, not its share of the measured step.
+  const bool gpus_set_the_step = 2 * r.no_delay_step >= r.step;
+  std::string waits;
+  if (!gpus_set_the_step)
+    waits = fmt::format(" The GPUs' own work is only {} of the {} measured step: the rest is the GPUs waiting for "
+                        "the host (launch delays), which this does not shorten.",
+                        Dur(r.no_delay_step), Dur(r.step));
   out->push_back({"replay",
                   fmt::format("Replaying the steps (commlens whatif), {} is where the time goes: at its typical speed "
                               "the GPUs' step would take {} instead of {} per step ({:.0f}% shorter; launch delays left "
                               "out, the measured step is {}){}. The job runs {:.2f}x its ideal (every kernel at its "
-                              "typical duration); the replay gives back the measured steps within {:.1f}%.",
+                              "typical duration); the replay gives back the measured steps within {:.1f}%.{}",
                               top.part, Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step), others,
-                              r.slowdown, 100.0 * r.replay_error),
-                  "crossrank", top.gain * static_cast<double>(r.step), true});
+                              r.slowdown, 100.0 * r.replay_error, waits),
+                  "crossrank", static_cast<double>(r.no_delay_step - top.step), gpus_set_the_step});
 }
 
 // Evidence, no cost: how far apart the ranks' clocks were, and how well that is known.

@@ -104,6 +104,21 @@ TEST(Recording, AJobWithoutNcclHasItsKernelsAndTheNodesCounters) {
   EXPECT_EQ(ranks, 2);
   EXPECT_GE(simdjson::dom::array(native.doc["gpu_metrics"]).size(), 1u);
   EXPECT_GE(simdjson::dom::array(native.doc["nics"]).size(), 1u);
+  // The GPUs wait for the host (gloo's all-reduce) most of the step: the replay's verdict,
+  // which shortens only the GPUs' share, is not listed first and says so; the idle GPUs are.
+  for (Analysis* a : {&kineto, &native}) {
+    simdjson::dom::array findings = a->doc["findings"];
+    ASSERT_GE(findings.size(), 2u);
+    EXPECT_EQ(std::string_view(findings.at(0)["rule"]), "idle");
+    bool replay = false;
+    for (simdjson::dom::element f : findings) {
+      if (std::string_view(f["rule"]) != "replay") continue;
+      replay = true;
+      EXPECT_FALSE(bool(f["first"]));
+      EXPECT_NE(std::string_view(f["text"]).find("waiting for the host"), std::string_view::npos);
+    }
+    EXPECT_TRUE(replay);
+  }
 }
 
 TEST(Recording, ComputeAndCommunicationPerStepWithinFivePercent) {
