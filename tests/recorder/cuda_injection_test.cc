@@ -4,12 +4,16 @@
 // cannot start), then plays NCCL or not, and exits; the parent reads what is left. The
 // kernels themselves need the GPU machine (cuda_injection_gpu_test).
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iterator>
 
 #include "importers/native/native_importer.h"
@@ -146,6 +150,56 @@ TEST(CudaInjectionTest, AliveMarksCarryNoProgressAfterTheLastFinalize) {
   EXPECT_GT(progress.front(), 0);
   EXPECT_EQ(progress.back(), 0);
   EXPECT_TRUE(std::is_partitioned(progress.begin(), progress.end(), [](int64_t p) { return p > 0; }));
+}
+
+// NCCL's init never waits for the disk in a session CUDA started either: joining it only
+// queues, and the flusher makes the file. Here the file is a pipe nobody opens yet (a disk
+// that stopped answering), so the flusher is stuck making it; the inits still return at
+// once, and once the pipe is read the trace is whole.
+TEST(CudaInjectionTest, AStuckDiskHoldsUpNoInitThatJoins) {
+  const std::string dir = FreshDir("inject_stuck_disk");
+  const std::string pipe_path = dir + "/stuck.cltrace";
+  ASSERT_EQ(mkfifo(pipe_path.c_str(), 0600), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setenv("COMMLENS_OUT", pipe_path.c_str(), 1);
+    setenv("COMMLENS_FLUSH_INTERVAL_MS", "5", 1);
+    setenv("COMMLENS_CUPTI", "1", 1);
+    setenv("COMMLENS_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13", 1);
+    InitializeInjectionAsCudaDoes();
+    static int mask = 0;
+    static FakeNccl<5> first, second;
+    using namespace std::chrono_literals;
+    auto join = std::async(std::launch::async, [] { return first.Init(0xE1, "first", 1, 2, 0, &mask); });
+    if (join.wait_for(1s) != std::future_status::ready || join.get() != 0) _exit(10);
+    for (int i = 0; i < 5; ++i) first.Collective(FakeCollective{});
+    usleep(100'000);  // the flusher is stuck opening the pipe
+    auto again = std::async(std::launch::async, [] { return second.Init(0xE2, "second", 1, 2, 0, &mask); });
+    if (again.wait_for(1s) != std::future_status::ready || again.get() != 0) _exit(11);
+    second.Collective(FakeCollective{});
+    std::exit(0);  // the exit handler waits for the flusher: until the pipe is opened
+  }
+  usleep(3'000'000);  // past the child's checks
+  // The disk answers again: the flusher's open returns, and the trace (a few KiB) fits the
+  // pipe, so the child ends before it is read.
+  const int reader = open(pipe_path.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  std::vector<char> bytes;
+  char buf[65536];
+  for (ssize_t n; (n = read(reader, buf, sizeof(buf))) > 0;) bytes.insert(bytes.end(), buf, buf + n);
+  close(reader);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "10: the joining init waited for the disk; 11: the next init did";
+  const std::string copy = dir + "/read.cltrace";
+  std::ofstream(copy, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  auto t = importers::ImportNativeTrace(copy);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->comms.size(), 6u);
+  EXPECT_EQ(t->groups.size(), 2u);
+  EXPECT_FALSE(HasNote(*t, "no end record"));
 }
 
 // Without the tracer asked for, the injection does nothing: NCCL's init starts the
