@@ -96,6 +96,28 @@ TEST(CudaInjectionTest, NcclJoinsTheSessionCudaStarted) {
   for (uint8_t flags : t->comms.flags) EXPECT_FALSE(flags & model::kCommNoGpuTiming);
 }
 
+// Who the process is comes from the launcher's variables when NCCL joins: a program that
+// sets them after initializing CUDA gets its rank in the record and, when the file is not
+// made yet, in its name.
+TEST(CudaInjectionTest, TheRankIsReadAgainWhenNcclJoins) {
+  const std::string dir = FreshDir("inject_rank_later");
+  RunChild(dir, true, [] {
+    setenv("RANK", "3", 1);  // was 2 at CUDA's init
+    static int mask = 0;
+    FakeNccl<5> nccl;
+    if (nccl.Init(0xF1, "later", 1, 4, 3, &mask) != 0) _exit(2);
+    nccl.Collective(FakeCollective{});
+    if (nccl.Finalize() != 0) _exit(3);
+  });
+  const std::vector<std::string> files = TracesIn(dir);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].find("rank3."), std::string::npos) << files[0];
+  auto t = importers::ImportNativeTrace(files[0]);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->rank, 3);
+  EXPECT_EQ(t->comms.size(), 1u);
+}
+
 // The capture window counts from NCCL's first init, as in a session NCCL starts: a
 // window of 0.3 s that would have closed while the process loaded still records NCCL's ops.
 TEST(CudaInjectionTest, TheCaptureWindowCountsFromNcclsFirstInit) {

@@ -186,6 +186,14 @@ void Session::StartWindow(int64_t now_mono) {
 // NCCL's init never waits for the disk.
 void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
   log_ = log;
+  // Who the process is, as the launcher's variables say now (a program may set them after
+  // initializing CUDA): the Process record below says it, and a file not made yet is named so.
+  const RecorderConfig now = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
+  cfg_.global_rank = now.global_rank;
+  cfg_.world_size = now.world_size;
+  cfg_.local_rank = now.local_rank;
+  cfg_.job_id = now.job_id;
+  if (const std::string named = TracePath(); !named.empty() && named != path_ && file_.Retarget(named)) path_ = named;
   {
     std::lock_guard<std::mutex> t(timing_mu_);
     SetNcclMasks(abi_version, supported);
@@ -209,24 +217,29 @@ void Session::RegisterExitHandler() {
                        "finalizing NCCL loses its events since the last flush");
 }
 
-bool Session::OpenFile() {
+// Where this session's file goes: COMMLENS_OUT itself when it names a file, else
+// <job>.rank<R>.<host>.<pid>[.s<N>].cltrace in that folder (made if missing; "" when it
+// cannot be), the layout `commlens record` documents.
+std::string Session::TracePath() const {
   const std::string& out = cfg_.out;
   struct stat st;
   const std::string_view suffix = launcher::kTraceSuffix;
   const bool is_file = EndsWith(out, suffix) || (stat(out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode));
   if (is_file) {
-    path_ = out;
     if (session_number_ > 0 && EndsWith(out, suffix))
-      path_ = out.substr(0, out.size() - suffix.size()) + ".s" + std::to_string(session_number_) + std::string(suffix);
-  } else {
-    if (!MakeDirs(out)) {
-      Log(abi::kLogWarn, "commlens: cannot create output folder %s: %s", out.c_str(), std::strerror(errno));
-      return false;
-    }
-    // <job>.rank<R>.<host>.<pid>[.s<N>].cltrace, the layout `commlens record` documents.
-    path_ = out + "/" +
-            launcher::PluginTraceFileName(cfg_.job_id, cfg_.global_rank, HostName(), pid_, session_number_);
+      return out.substr(0, out.size() - suffix.size()) + ".s" + std::to_string(session_number_) + std::string(suffix);
+    return out;
   }
+  if (!MakeDirs(out)) {
+    Log(abi::kLogWarn, "commlens: cannot create output folder %s: %s", out.c_str(), std::strerror(errno));
+    return "";
+  }
+  return out + "/" + launcher::PluginTraceFileName(cfg_.job_id, cfg_.global_rank, HostName(), pid_, session_number_);
+}
+
+bool Session::OpenFile() {
+  path_ = TracePath();
+  if (path_.empty()) return false;
   if (cuda_started_) {
     file_.OpenWhenNeeded(path_);
     return true;

@@ -117,6 +117,7 @@ class Session {
   void SampleKernels();
   uint32_t RecordingMask() const;
   void ReleaseContexts();
+  std::string TracePath() const;
   bool OpenFile();
   void QueueProcessRecord(bool file_start);
   void FlusherLoop();

@@ -28,6 +28,13 @@ void TraceFile::OpenWhenNeeded(const std::string& path) {
 
 void TraceFile::Needed() { needed_.store(true, std::memory_order_relaxed); }
 
+bool TraceFile::Retarget(const std::string& path) {
+  std::lock_guard<std::mutex> w(write_mu_);
+  if (deferred_path_.empty()) return false;
+  deferred_path_ = path;
+  return true;
+}
+
 void TraceFile::Queue(const native_format::RecordWriter& w) {
   std::lock_guard<std::mutex> q(queue_mu_);
   queued_.insert(queued_.end(), w.bytes().begin(), w.bytes().end());

@@ -30,6 +30,8 @@ class TraceFile {
   // Close drops it without making the file. The first Write after Needed creates |path|.
   void OpenWhenNeeded(const std::string& path);
   void Needed();
+  // Another path for a file not made yet; false once it is made (or opened at once).
+  bool Retarget(const std::string& path);
   bool needed() const { return needed_.load(std::memory_order_relaxed); }
   // Appends |w|'s bytes to the queue.
   void Queue(const native_format::RecordWriter& w);
