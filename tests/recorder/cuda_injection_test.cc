@@ -30,21 +30,27 @@ void InitializeInjectionAsCudaDoes() {
   if (entry == nullptr || entry() != 1) _exit(5);
 }
 
-// Runs |body| in a child with the tracer asked for (and no CUPTI to load), then exit().
+// In a child: the environment of rank 2 of 4 under `record`, with the tracer asked for
+// or not (and no CUPTI to load), then CUDA's init.
+void InitAsAnInjectedRank(const std::string& out, const char* flush_ms, bool cupti) {
+  setenv("COMMLENS_OUT", out.c_str(), 1);
+  setenv("COMMLENS_FLUSH_INTERVAL_MS", flush_ms, 1);
+  setenv("RANK", "2", 1);
+  setenv("WORLD_SIZE", "4", 1);
+  if (cupti) {
+    setenv("COMMLENS_CUPTI", "1", 1);
+    setenv("COMMLENS_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13", 1);
+  }
+  InitializeInjectionAsCudaDoes();
+}
+
+// Runs |body| in such a child, then exit().
 template <typename Body>
 void RunChild(const std::string& dir, bool cupti, Body body) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    setenv("COMMLENS_OUT", dir.c_str(), 1);
-    setenv("COMMLENS_FLUSH_INTERVAL_MS", "20", 1);
-    setenv("RANK", "2", 1);
-    setenv("WORLD_SIZE", "4", 1);
-    if (cupti) {
-      setenv("COMMLENS_CUPTI", "1", 1);
-      setenv("COMMLENS_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13", 1);
-    }
-    InitializeInjectionAsCudaDoes();
+    InitAsAnInjectedRank(dir, "20", cupti);
     body();
     std::exit(0);
   }
@@ -185,11 +191,7 @@ TEST(CudaInjectionTest, AStuckDiskHoldsUpNoInitThatJoins) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    setenv("COMMLENS_OUT", pipe_path.c_str(), 1);
-    setenv("COMMLENS_FLUSH_INTERVAL_MS", "5", 1);
-    setenv("COMMLENS_CUPTI", "1", 1);
-    setenv("COMMLENS_CUPTI_LIBRARY", "/nonexistent/libcupti.so.13", 1);
-    InitializeInjectionAsCudaDoes();
+    InitAsAnInjectedRank(pipe_path, "5", true);
     static int mask = 0;
     static FakeNccl<5> first, second;
     using namespace std::chrono_literals;
