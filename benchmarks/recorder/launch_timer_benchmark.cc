@@ -37,11 +37,19 @@ class InstantGpu final : public GpuEvents {
 };
 
 // One launch's Begin and End, on a job's few streams.
-void BM_LaunchBeginEnd(benchmark::State& state) {
+// A timer started on the stand-in GPU.
+struct StartedTimer {
   InstantGpu gpu;
-  LaunchTimer timer(&gpu);
-  std::string why;
-  timer.Start(&why);
+  LaunchTimer timer{&gpu};
+  StartedTimer() {
+    std::string why;
+    timer.Start(&why);
+  }
+};
+
+void BM_LaunchBeginEnd(benchmark::State& state) {
+  StartedTimer started;
+  LaunchTimer& timer = started.timer;
   nf::RecordWriter out;
   uint64_t i = 0;
   for (auto _ : state) {
@@ -59,10 +67,8 @@ BENCHMARK(BM_LaunchBeginEnd);
 
 // The flusher's work per launch: a Collect of 1,000 finished launches.
 void BM_LaunchCollect(benchmark::State& state) {
-  InstantGpu gpu;
-  LaunchTimer timer(&gpu);
-  std::string why;
-  timer.Start(&why);
+  StartedTimer started;
+  LaunchTimer& timer = started.timer;
   nf::RecordWriter out;
   uint64_t id = 0;
   for (auto _ : state) {

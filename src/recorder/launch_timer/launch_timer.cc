@@ -71,7 +71,11 @@ void LaunchTimer::Release(uint32_t slot) {
   slots_[slot].state.store(kFree, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   free_.push_back(slot);
-  in_use_.store(static_cast<uint32_t>(kSlots - free_.size()), std::memory_order_relaxed);
+}
+
+bool LaunchTimer::Crowded() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kSlots - free_.size() >= kSlots / 4;
 }
 
 GpuEvents::Handle LaunchTimer::ContextOf(uint64_t stream) {
@@ -118,7 +122,6 @@ uint32_t LaunchTimer::Begin(uint64_t stream) {
     if (!free_.empty()) {
       slot = free_.back();
       free_.pop_back();
-      in_use_.store(static_cast<uint32_t>(kSlots - free_.size()), std::memory_order_relaxed);
     }
   }
   if (slot == kNone) {

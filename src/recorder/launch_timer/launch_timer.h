@@ -66,7 +66,7 @@ class LaunchTimer {
 
   // A quarter of the slots or more in use: the flusher collects before its next file
   // write (a launch-dense job would otherwise run out of slots within a second).
-  bool Crowded() const { return in_use_.load(std::memory_order_relaxed) >= kSlots / 4; }
+  bool Crowded() const;
 
   uint64_t timed() const { return timed_; }
   uint64_t untimed() const { return skipped_.load(std::memory_order_relaxed) + failed_.load(std::memory_order_relaxed); }
@@ -122,9 +122,8 @@ class LaunchTimer {
   bool loaded_ = false;
 
   std::unique_ptr<Slot[]> slots_;
-  std::mutex mu_;                                                // guards the two below
+  mutable std::mutex mu_;                                        // guards the two below
   std::vector<uint32_t> free_;                                   // slots not in use
-  std::atomic<uint32_t> in_use_{0};                              // kSlots - free_.size()
   std::vector<std::pair<uint64_t, GpuEvents::Handle>> streams_;  // stream -> its context, recent first
   std::vector<Anchor> anchors_;                                  // the flusher's, one per context
   std::atomic<uint64_t> skipped_{0}, failed_{0};

@@ -48,6 +48,10 @@ std::string HostName() {
   return buf;
 }
 
+RecorderConfig ConfigFromEnvironment() {
+  return ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
+}
+
 void StoreMask(int* mask, uint32_t value) {
   if (mask != nullptr) std::atomic_ref<int>(*mask).store(static_cast<int>(value), std::memory_order_relaxed);
 }
@@ -104,7 +108,7 @@ abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32
 void Session::StartWithCuda() {
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
   if (running_ || exited_) return;
-  if (!ParseConfig([](const char* name) -> const char* { return std::getenv(name); }).cupti) return;
+  if (!ConfigFromEnvironment().cupti) return;
   // The exit handler now, not when the flusher gets to it, so that a process that exits
   // at once still ends its session (and stops the flusher) before its libraries go.
   // Exit handlers run in reverse order: this one before those CUDA's runtime registered
@@ -123,7 +127,7 @@ void Session::SetNcclMasks(int abi_version, uint32_t supported) {
 
 abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logger log) {
   log_ = log;
-  cfg_ = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
+  cfg_ = ConfigFromEnvironment();
   pid_ = getpid();
   cuda_started_ = abi_version == 0;
   SetNcclMasks(abi_version, supported);
@@ -188,7 +192,7 @@ void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
   log_ = log;
   // Who the process is, as the launcher's variables say now (a program may set them after
   // initializing CUDA): the Process record below says it, and a file not made yet is named so.
-  const RecorderConfig now = ParseConfig([](const char* name) -> const char* { return std::getenv(name); });
+  const RecorderConfig now = ConfigFromEnvironment();
   cfg_.global_rank = now.global_rank;
   cfg_.world_size = now.world_size;
   cfg_.local_rank = now.local_rank;
