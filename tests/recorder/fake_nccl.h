@@ -88,6 +88,7 @@ struct FakeCollective {
   // for the peers) lasts this long plus c * 1000 ns; the final sync 100 ns; the compute
   // the rest.
   uint64_t initial_sync = 200;
+  bool graph_captured = false;  // v5+: the call is being captured into a CUDA graph
 };
 
 struct FakeP2p {
@@ -146,9 +147,14 @@ class FakeNccl {
     void* group_api = nullptr;
     void* coll_api = nullptr;
     if constexpr (V >= 5) {
-      if (m & (abi::kGroupApi | kBelowApi)) group_api = Start(abi::kGroupApi, nullptr, [](Descr& d) { d.groupApi.groupDepth = 1; });
+      if (m & (abi::kGroupApi | kBelowApi))
+        group_api = Start(abi::kGroupApi, nullptr, [&](Descr& d) {
+          d.groupApi.groupDepth = 1;
+          d.groupApi.graphCaptured = c.graph_captured;
+        });
       if (m & (abi::kCollApi | kBelowApi))
         coll_api = Start(abi::kCollApi, group_api, [&](Descr& d) {
+          d.collApi.graphCaptured = c.graph_captured;
           d.collApi.func = c.func;
           d.collApi.count = c.count;
           d.collApi.datatype = c.dtype;

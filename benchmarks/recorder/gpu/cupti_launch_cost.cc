@@ -14,9 +14,15 @@
 //     ours-default  commlens's tracer, its default kinds (kernels, copies, sets, syncs, NVTX)
 //     events        no CUPTI: every launch timed by the launch timer (recorder/launch_timer), a
 //                   CUDA event just before and just after it, collected every 10 ms by
-//                   another thread as the recorder's flusher does
+//                   another thread as the recorder's flusher does; the timer asks the driver
+//                   whether the stream is capturing
+//     events-known  the same, told the launch is not captured (as NCCL tells the plugin of
+//                   its call's group): no capture question
 //   loop: launch (launches alone) | mixed (each launch with the calls a framework makes
-//         around one: the device asked, an event recorded and queried)
+//         around one: the device asked, an event recorded and queried) | cold (each launch
+//         after 2 MiB of other memory read, as a training step's other work leaves the
+//         caches between NCCL's launches; only the launch and its timing are timed, so
+//         ns_per_iteration is theirs alone)
 //
 // Prints one JSON line: {"setting":..,"loop":..,"ns_per_iteration":..,"records":..}.
 #include <cuda_runtime.h>
@@ -102,10 +108,10 @@ int Fail(const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) return Fail("usage: cupti_launch_cost <setting> <launch|mixed> [iterations]");
+  if (argc < 3) return Fail("usage: cupti_launch_cost <setting> <launch|mixed|cold> [iterations]");
   const std::string_view setting = argv[1], loop = argv[2];
   const long iterations = argc > 3 ? std::atol(argv[3]) : 200000;
-  if (loop != "launch" && loop != "mixed") return Fail("loop: launch or mixed");
+  if (loop != "launch" && loop != "mixed" && loop != "cold") return Fail("loop: launch, mixed or cold");
   if (cudaFree(nullptr) != cudaSuccess) return Fail("no GPU");
   CountingSink sink;
   commlens::recorder::cupti::CuptiBackend* ours = nullptr;
@@ -117,14 +123,17 @@ int main(int argc, char** argv) {
     ours = new commlens::recorder::cupti::CuptiBackend("", kinds);
     std::string why;
     if (ours->Start(&sink, &why) != commlens::recorder::cupti::StartResult::kTracing) return Fail(why.c_str());
-  } else if (setting != "none" && setting != "events") {
+  } else if (setting != "none" && setting != "events" && setting != "events-known") {
     return Fail("unknown setting");
   }
   commlens::recorder::launch_timer::DriverEvents driver;
   commlens::recorder::launch_timer::LaunchTimer timer(&driver);
-  std::atomic<bool> collecting{setting == "events"};
+  const bool timed = setting == "events" || setting == "events-known";
+  const auto capture = setting == "events-known" ? commlens::recorder::launch_timer::LaunchTimer::Capture::kNo
+                                                 : commlens::recorder::launch_timer::LaunchTimer::Capture::kUnknown;
+  std::atomic<bool> collecting{timed};
   std::thread collector;
-  if (setting == "events") {
+  if (timed) {
     std::string why;
     if (!timer.Start(&why)) return Fail(why.c_str());
     collector = std::thread([&] {
@@ -137,17 +146,31 @@ int main(int argc, char** argv) {
       }
     });
   }
-  const bool timed = setting == "events";
   cudaStream_t stream;
   cudaEvent_t event;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-  auto run = [&](long n) {
+  const bool cold = loop == "cold";
+  constexpr size_t kScratch = 256u << 20, kEvict = 2u << 20;
+  std::vector<char> scratch(cold ? kScratch : 0, 1);
+  size_t scratch_at = 0;
+  volatile char sink_byte = 0;
+  // Cold: the nanoseconds spent launching (and timing) only.
+  auto run = [&](long n) -> double {
     int device = 0;
+    double launching_ns = 0;
     for (long i = 0; i < n; ++i) {
-      const uint32_t slot = timed ? timer.Begin(reinterpret_cast<uint64_t>(stream)) : 0;
+      if (cold) {
+        char sum = 0;
+        for (size_t k = 0; k < kEvict; k += 64) sum = static_cast<char>(sum + scratch[scratch_at + k]);
+        sink_byte = sum;
+        scratch_at = (scratch_at + kEvict) % kScratch;
+      }
+      const auto t0 = cold ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      const uint32_t slot = timed ? timer.Begin(reinterpret_cast<uint64_t>(stream), capture) : 0;
       LaunchEmptyKernel(stream);
       if (timed) timer.End(slot, static_cast<uint64_t>(i) + 1);
+      if (cold) launching_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       if (loop == "mixed") {
         cudaGetDevice(&device);
         cudaEventRecord(event, stream);
@@ -156,14 +179,16 @@ int main(int argc, char** argv) {
       if (i % 512 == 511) cudaStreamSynchronize(stream);  // the launch queue never fills
     }
     cudaStreamSynchronize(stream);
+    return launching_ns;
   };
-  run(20000);  // warm: modules loaded, CUPTI's buffers in place
+  run(cold ? 2000 : 20000);  // warm: modules loaded, CUPTI's buffers in place
   std::vector<double> per_iteration;
   for (int rep = 0; rep < 5; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
-    run(iterations);
+    const double launching_ns = run(iterations);
     const auto t1 = std::chrono::steady_clock::now();
-    per_iteration.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(iterations));
+    const double ns = cold ? launching_ns : std::chrono::duration<double, std::nano>(t1 - t0).count();
+    per_iteration.push_back(ns / static_cast<double>(iterations));
     if (ours) ours->Flush();  // what the recorder's flusher does once a second
   }
   std::sort(per_iteration.begin(), per_iteration.end());

@@ -104,10 +104,10 @@ bool LaunchTimer::Ready(Slot& s, GpuEvents::Handle context) {
   return s.start != 0 && s.end != 0;
 }
 
-uint32_t LaunchTimer::Begin(uint64_t stream) {
+uint32_t LaunchTimer::Begin(uint64_t stream, Capture capture) {
   if (!timing()) return kNone;
   if (sample_ > 1 && launches_.fetch_add(1, std::memory_order_relaxed) % sample_ != 0) return kNone;
-  if (events_->Capturing(stream)) {
+  if (capture == Capture::kYes || (capture == Capture::kUnknown && events_->Capturing(stream))) {
     Skipped();
     return kNone;
   }

@@ -52,9 +52,13 @@ class LaunchTimer {
   // (not counted as untimed). 1, every launch, unless set.
   void SetSample(uint32_t n) { sample_ = n > 0 ? n : 1; }
 
+  // Whether the launch is being captured into a CUDA graph, as far as the caller knows
+  // (NCCL says so of the launch's group): when it is known, Begin makes no driver call
+  // to ask, one of the three a timed launch would otherwise cost its thread.
+  enum class Capture : uint8_t { kUnknown, kNo, kYes };
   // Hot path, on the launching thread: just before NCCL launches on |stream|. Returns the
   // slot, or kNone when this launch is not timed.
-  uint32_t Begin(uint64_t stream);
+  uint32_t Begin(uint64_t stream, Capture capture = Capture::kUnknown);
   // Just after the launch: |api_id| names it (its KernelLaunch ApiRecord).
   void End(uint32_t slot, uint64_t api_id);
 

@@ -170,6 +170,27 @@ void* StartCeColl(Context& ctx, const CeCollArgs& a) {
   return RecordOp(ctx, EventKind::kCeColl, d, a.api_parent, now);
 }
 
+namespace {
+
+// This thread's last GroupApi event and whether NCCL said its group is being captured
+// into a CUDA graph. The group's KernelLaunch names it as parent, so the launch timer
+// knows the launch's capture state without asking the driver on the launch's path. A
+// launch from another thread (a non-blocking communicator's) does not match: the timer
+// asks.
+struct LastGroup {
+  uint64_t token = 0;
+  bool captured = false;
+};
+thread_local LastGroup t_last_group;
+
+launch_timer::LaunchTimer::Capture CaptureOfGroup(uint64_t group) {
+  using Capture = launch_timer::LaunchTimer::Capture;
+  if (group == 0 || group != t_last_group.token) return Capture::kUnknown;
+  return t_last_group.captured ? Capture::kYes : Capture::kNo;
+}
+
+}  // namespace
+
 void* StartApi(Context& ctx, const ApiArgs& a) {
   if (!TheSession().recording()) return nullptr;
   static constexpr EventKind kKinds[] = {EventKind::kGroupApi, EventKind::kCollApi,
@@ -187,12 +208,15 @@ void* StartApi(Context& ctx, const ApiArgs& a) {
   d.root = a.root;
   d.group_depth = a.group_depth;
   d.kind = a.kind;
-  d.graph_captured = a.graph_captured ? 1 : 0;
+  using Capture = launch_timer::LaunchTimer::Capture;
+  const bool launch = a.kind == nf::ApiKind::kKernelLaunch;
+  const Capture capture = launch ? CaptureOfGroup(a.parent) : Capture::kUnknown;
+  d.graph_captured = a.graph_captured || capture == Capture::kYes ? 1 : 0;  // a launch: its group's
   d.host_start_ns = RealtimeNs();
+  if (a.kind == nf::ApiKind::kGroupApi) t_last_group = LastGroup{token, a.graph_captured};
   // Last: NCCL launches right after this returns, and the timer's event must come just
   // before the kernel on its stream.
-  d.launch_slot = a.kind == nf::ApiKind::kKernelLaunch && !a.graph_captured ? TheSession().TimeLaunchBegin(a.stream)
-                                                                            : launch_timer::LaunchTimer::kNone;
+  d.launch_slot = launch ? TheSession().TimeLaunchBegin(a.stream, capture) : launch_timer::LaunchTimer::kNone;
   return HandleFromValue(token);
 }
 

@@ -109,11 +109,21 @@ void Session::StartWithCuda() {
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
   if (running_ || exited_) return;
   if (!ConfigFromEnvironment().cupti) return;
-  // The exit handler now, not when the flusher gets to it, so that a process that exits
-  // at once still ends its session (and stops the flusher) before its libraries go.
-  // Exit handlers run in reverse order: this one before those CUDA's runtime registered
-  // when it was loaded; the driver's teardown is a library destructor, after them all.
-  if (StartLocked(0, 0, nullptr) == abi::kSuccess) RegisterExitHandler();
+  if (StartLocked(0, 0, nullptr) != abi::kSuccess) return;
+  // The tracer now, inside cuInit, as CUDA's injection libraries are meant to start CUPTI:
+  // no module is loaded yet (so it starts quickly), and no kernel of the process comes
+  // before it. The flusher may have got there first.
+  {
+    std::lock_guard<std::mutex> t(timing_mu_);
+    if (!tracer_tried_) StartTracer();
+  }
+  // Then the exit handler, not when the flusher gets to it, so that a process that exits
+  // at once still ends its session (and stops the flusher) before its libraries go. Exit
+  // handlers run in reverse order: this one before CUPTI's own teardown, which loading it
+  // registered (the session's end calls CUPTI: the other way round, a GPU run crashed at
+  // exit), and before CUDA's runtime's; the driver's teardown is a library destructor,
+  // after them all.
+  RegisterExitHandler();
 }
 
 void Session::SetNcclMasks(int abi_version, uint32_t supported) {
@@ -155,7 +165,7 @@ abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logge
   WriteQueued();
   // The tracer is made here and started by the flusher, its first action: starting CUPTI
   // late can take seconds (it instruments the modules already loaded), and NCCL's init
-  // should not wait for it.
+  // should not wait for it. A session CUDA's init starts starts it at once (StartWithCuda).
   if (cfg_.cupti && !tracer_) tracer_ = new cupti::Tracer(cupti::NewCuptiBackend(cfg_.cupti_library, cfg_.cupti_kinds));
   // Each session's file names its launch streams (a later session keeps the tracer).
   if (cupti::Tracer* tracer = ActiveTracer())
@@ -214,8 +224,8 @@ void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
 
 // Once per process. Exit handlers run before the destructors of libraries loaded
 // earlier (NCCL's among them), so the logger and NCCL's mask are still there.
-void Session::RegisterExitHandler() {
-  if (exit_handler_registered_.exchange(true)) return;
+void Session::RegisterExitHandler(bool again_after_cupti) {
+  if ((again_after_cupti ? exit_handler_after_cupti_ : exit_handler_registered_).exchange(true)) return;
   if (std::atexit([] { TheSession().OnProcessExit(); }) != 0)
     Log(abi::kLogWarn, "commlens: cannot register an exit handler; a job that exits without "
                        "finalizing NCCL loses its events since the last flush");
@@ -349,7 +359,11 @@ void Session::ReleaseContexts() {
 void Session::FlusherLoop() {
   {
     std::lock_guard<std::mutex> t(timing_mu_);
-    StartTracer();  // first, here: see StartLocked
+    if (!tracer_tried_) {  // first, here (see StartLocked), unless StartWithCuda has
+      StartTracer();
+      // Once more after CUPTI's load registered its teardown, so that ours runs first.
+      if (ActiveTracer() != nullptr) RegisterExitHandler(/*again_after_cupti=*/true);
+    }
   }
   const int64_t interval_ns = int64_t{cfg_.flush_interval_ms} * 1'000'000;
   const int64_t poll_ns = int64_t{cfg_.control_poll_ms} * 1'000'000;

@@ -95,8 +95,8 @@ class Session {
   int pid() const { return pid_; }
   // A KernelLaunch event's start and stop (recorder/launch_timer): CUDA events on the
   // launch stream around NCCL's kernel. Begin returns the slot End takes, or kNone.
-  uint32_t TimeLaunchBegin(uint64_t stream) {
-    return launch_timer_ ? launch_timer_->Begin(stream) : launch_timer::LaunchTimer::kNone;
+  uint32_t TimeLaunchBegin(uint64_t stream, launch_timer::LaunchTimer::Capture capture) {
+    return launch_timer_ ? launch_timer_->Begin(stream, capture) : launch_timer::LaunchTimer::kNone;
   }
   void TimeLaunchEnd(uint32_t slot, uint64_t api_id) {
     if (launch_timer_ && slot != launch_timer::LaunchTimer::kNone) launch_timer_->End(slot, api_id);
@@ -111,7 +111,9 @@ class Session {
   void StartWindow(int64_t now_mono);
   void JoinLocked(int abi_version, uint32_t supported, abi::Logger log);
   void SetNcclMasks(int abi_version, uint32_t supported);
-  void RegisterExitHandler();
+  // Once; |again_after_cupti|: a second time (once), after the tracer has loaded CUPTI, so
+  // that the session ends before CUPTI's teardown (exit handlers run newest first).
+  void RegisterExitHandler(bool again_after_cupti = false);
   void StopSession(native_format::EndReason reason);
   void StopFlusher();
   void SampleKernels();
@@ -136,7 +138,7 @@ class Session {
   std::mutex lifecycle_mu_;
   std::mutex mu_;
   bool running_ = false;
-  std::atomic<bool> exit_handler_registered_{false};
+  std::atomic<bool> exit_handler_registered_{false}, exit_handler_after_cupti_{false};
   bool exited_ = false;  // the process is exiting: no new session
   int session_number_ = 0;
   int pid_ = 0;
@@ -184,7 +186,7 @@ class Session {
   // session, also that of NCCL's init joining it: |timing_mu_| serializes the two.
   std::mutex timing_mu_;
   bool launches_timed_ = false;  // the timer started for this session
-  bool tracer_tried_ = false;    // the flusher has tried to start the tracer for this session
+  bool tracer_tried_ = false;    // the tracer was tried for this session (under timing_mu_)
   void StartLaunchTimer();
   void CollectLaunches(bool final);
   // Neither the launch timer nor the tracer times NCCL's kernels: NCCL's kernel events do.

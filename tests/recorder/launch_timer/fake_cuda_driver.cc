@@ -7,6 +7,7 @@
 // completes FAKE_CUDA_KERNEL_NS later (40 us unless set), the kernel's run. An event
 // completes when the host clock has passed its GPU time. FAKE_CUDA_CAPTURING=1 says
 // every stream is being captured into a graph; FAKE_CUDA_REFUSE=1 refuses every record.
+// FakeCudaCaptureChecks counts the capture questions.
 #include <time.h>
 
 #include <atomic>
@@ -50,10 +51,15 @@ Gpu& TheGpu() {
   return *g;
 }
 int g_context = 0;  // one context; its address is the handle
+std::atomic<int> g_capture_checks{0};
 
 }  // namespace
 
 extern "C" {
+
+// Not CUDA's: how many times the driver was asked whether a stream is capturing (a test
+// finds it with dlsym).
+int FakeCudaCaptureChecks() { return g_capture_checks.load(); }
 
 CUresult cuStreamGetCtx(void* /*stream*/, void** ctx) {
   *ctx = &g_context;
@@ -61,6 +67,7 @@ CUresult cuStreamGetCtx(void* /*stream*/, void** ctx) {
 }
 
 CUresult cuStreamIsCapturing(void* /*stream*/, int* status) {
+  g_capture_checks.fetch_add(1);
   *status = EnvOn("FAKE_CUDA_CAPTURING") ? 1 : 0;
   return kSuccess;
 }

@@ -35,7 +35,8 @@ class StandInGpu final : public GpuEvents {
 
   bool Load(std::string*) override { return true; }
   Handle StreamContext(uint64_t) override { return 7; }
-  bool Capturing(uint64_t) override { return capturing; }
+  bool Capturing(uint64_t) override { return ++capture_checks, capturing; }
+  int capture_checks = 0;
   Handle NewEvent(Handle) override { return time[next] = -1, next++; }
   Handle NewStream(Handle) override { return own_stream = next++; }
   void DestroyEvent(Handle e) override { time.erase(e); }
@@ -104,6 +105,26 @@ TEST(LaunchTimer, PutsGpuTimesOnTheHostClockThroughTheAnchor) {
   EXPECT_EQ(got[0].api_id, 1002u);
   EXPECT_EQ(state.timed, 2u);
   EXPECT_FALSE(timer.timing());
+}
+
+// What the caller knows of a launch's capture (NCCL says it of the launch's group) spares
+// the driver call; only an unknown state is asked.
+TEST(LaunchTimer, AsksTheDriverAboutCaptureOnlyWhenTheCallerDoesNotKnow) {
+  StandInGpu gpu;
+  LaunchTimer timer(&gpu);
+  std::string why;
+  ASSERT_TRUE(timer.Start(&why));
+  EXPECT_EQ(timer.Begin(11, LaunchTimer::Capture::kYes), LaunchTimer::kNone);
+  EXPECT_EQ(timer.untimed(), 1u);
+  gpu.next_times = {1, 0};
+  const uint32_t slot = timer.Begin(11, LaunchTimer::Capture::kNo);
+  ASSERT_NE(slot, LaunchTimer::kNone);
+  timer.End(slot, 1);
+  EXPECT_EQ(gpu.capture_checks, 0);
+  gpu.capturing = true;
+  EXPECT_EQ(timer.Begin(11), LaunchTimer::kNone);
+  EXPECT_EQ(gpu.capture_checks, 1);
+  EXPECT_EQ(timer.untimed(), 2u);
 }
 
 TEST(LaunchTimer, CountsWhatItCannotTime) {

@@ -2,6 +2,7 @@
 // through the built plugin driven as NCCL drives it (fake_nccl.h) and a stand-in for
 // CUDA's driver library (fake_cuda_driver.cc: a GPU 100 s ahead of the host clock whose
 // kernels run 40 us), read back by the native importer.
+#include <dlfcn.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,13 @@ int WaitForMask(int want) {
   return LoadMask(&g_mask);
 }
 
+// How many times the plugin asked the stand-in driver whether a stream is capturing.
+int CaptureChecks() {
+  void* lib = dlopen(COMMLENS_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+  auto* count = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "FakeCudaCaptureChecks")) : nullptr;
+  return count ? count() : -1;
+}
+
 // Collectives with GPU channel timings the fake NCCL makes up (1 us kernels at 1 ms on
 // its GPU clock): an op whose time is not those was timed by the launch events.
 void RunCollectives(FakeNccl<5>& nccl, int n, uint64_t first_seq = 0) {
@@ -54,7 +62,11 @@ TEST(LaunchTiming, TimesEveryOpByTheEventsAroundItsLaunch) {
   // NCCL's kernel-channel events are not asked for: the launches are.
   EXPECT_EQ(LoadMask(&g_mask) & kKernelCh, 0);
   EXPECT_NE(LoadMask(&g_mask) & kKernelLaunch, 0);
+  const int checks = CaptureChecks();
+  ASSERT_GE(checks, 0);
   RunCollectives(nccl, 5);
+  // NCCL said of each call's group that it was not being captured: the driver was not asked.
+  EXPECT_EQ(CaptureChecks(), checks);
   usleep(50'000);  // the last kernel has run on the stand-in GPU
   ASSERT_EQ(nccl.Finalize(), 0);
   const int64_t after = NowNs();
@@ -140,14 +152,23 @@ TEST(LaunchTiming, GivesUpWhenCudaRefusesItsEvents) {
   EXPECT_TRUE(HasNote(t, "CUDA refused the events on NCCL's launch streams 16 times"));
 }
 
-// Launches captured into a CUDA graph run later: not timed, and counted.
+// Launches captured into a CUDA graph run later: not timed, and counted. NCCL says of
+// each call's group whether it is captured, so the launch needs no driver call to know.
 TEST(LaunchTiming, LeavesGraphCapturedLaunchesUntimed) {
   const std::string dir = FreshDir("launch_timing_captured");
   RecorderEnv env{{"COMMLENS_OUT", dir}, {"RANK", "0"}, {"WORLD_SIZE", "2"},
                   {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}, {"FAKE_CUDA_CAPTURING", "1"}};
   FakeNccl<5> nccl;
   ASSERT_EQ(nccl.Init(0xC0E1, "world", 1, 2, 0, &g_mask), 0);
-  RunCollectives(nccl, 3);
+  const int checks = CaptureChecks();
+  ASSERT_GE(checks, 0);
+  for (int i = 0; i < 3; ++i) {
+    FakeCollective c;
+    c.seq = static_cast<uint64_t>(i);
+    c.graph_captured = true;
+    nccl.Collective(c);
+  }
+  EXPECT_EQ(CaptureChecks(), checks);
   ASSERT_EQ(nccl.Finalize(), 0);
   model::RankTrace t = ImportOnly(dir);
   ASSERT_EQ(t.comms.size(), 3u);
