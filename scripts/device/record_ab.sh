@@ -67,6 +67,13 @@ for path in sorted(glob.glob(folder + "/rank*.steps.txt")):
     print(f"{path.split('/')[-1]}: recorder on vs off {statistics.median(on):+.2f} % (95 % interval "
           f"{lo:+.2f} .. {hi:+.2f}, {len(on)} block pairs); null (off vs off) {statistics.median(null):+.2f} % "
           f"({nlo:+.2f} .. {nhi:+.2f}); median step {steps[len(steps) // 2] * 1e3:.3f} ms")
+    # Where the cost lies in the distribution: a cost paid every step moves every quantile,
+    # a stall now and then only the upper ones.
+    by_state = {s: sorted(v for (b, st), vs in blocks.items() if st == s for v in vs) for s in ("1", "0")}
+    if all(by_state.values()):
+        q = lambda v, p: v[int(p * (len(v) - 1))]
+        print("  on minus off, ms: " + ", ".join(f"p{int(p * 100)} {(q(by_state['1'], p) - q(by_state['0'], p)) * 1e3:+.3f}"
+                                                 for p in (0.1, 0.25, 0.5, 0.75, 0.9)))
 PYEOF
 grep -h "commlens record" "$DEST/run.log" | head -3
 ls "$DEST/trace" | head

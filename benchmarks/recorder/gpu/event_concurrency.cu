@@ -4,13 +4,16 @@
 // kernel spins on stream A for SPIN_US; on stream B a kernel that stamps the GPU clock is
 // launched right after, bare or between two events (timing on, or off), and the program
 // prints how long after A's start B's kernel started (median of the repetitions, µs) and
-// the B events' elapsed time. B starting at once means the events do not serialize the
-// streams; B starting when A ends means they do.
+// the B events' elapsed time and the host time of B's launch with its events. B starting
+// at once means the events do not serialize the streams; B starting when A ends means
+// they do. Then the same with B waiting for A first, as NCCL's stream waits for the
+// compute stream: does an event recorded behind such a wait cost the host more?
 //
 //   event_concurrency [repetitions] [spin_us]
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -56,23 +59,38 @@ int main(int argc, char** argv) {
     cudaEventCreate(&timing[i]);
     cudaEventCreateWithFlags(&plain[i], cudaEventDisableTiming);
   }
+  cudaEvent_t a_done;
+  cudaEventCreateWithFlags(&a_done, cudaEventDisableTiming);
   const char* modes[] = {"bare", "timing events", "events without timing"};
-  for (int mode = 0; mode < 3; ++mode) {
-    std::vector<double> delay, elapsed;
-    for (int r = 0; r < reps + 10; ++r) {
-      Spin<<<1, 32, 0, a>>>(spin_ns, stamps);
-      cudaEvent_t* ev = mode == 1 ? timing : mode == 2 ? plain : nullptr;
-      if (ev) cudaEventRecord(ev[0], b);
-      Stamp<<<1, 32, 0, b>>>(stamps + 2);
-      if (ev) cudaEventRecord(ev[1], b);
-      cudaDeviceSynchronize();
-      if (r < 10) continue;  // warm-up
-      delay.push_back(static_cast<double>(static_cast<long long>(stamps[2] - stamps[0])) / 1e3);
-      float ms = 0;
-      if (mode == 1 && cudaEventElapsedTime(&ms, timing[0], timing[1]) == cudaSuccess) elapsed.push_back(ms * 1e3);
+  // |wait|: B first waits for A's kernel (as PyTorch makes NCCL's stream wait for the
+  // compute stream before a collective), so B's kernel starts when A's ends; what is
+  // measured then is the host time of B's launch and events, which should not wait.
+  for (int wait = 0; wait < 2; ++wait) {
+    for (int mode = 0; mode < 3; ++mode) {
+      std::vector<double> delay, elapsed, host;
+      for (int r = 0; r < reps + 10; ++r) {
+        Spin<<<1, 32, 0, a>>>(spin_ns, stamps);
+        if (wait) {
+          cudaEventRecord(a_done, a);
+          cudaStreamWaitEvent(b, a_done, 0);
+        }
+        cudaEvent_t* ev = mode == 1 ? timing : mode == 2 ? plain : nullptr;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (ev) cudaEventRecord(ev[0], b);
+        Stamp<<<1, 32, 0, b>>>(stamps + 2);
+        if (ev) cudaEventRecord(ev[1], b);
+        const auto t1 = std::chrono::steady_clock::now();
+        cudaDeviceSynchronize();
+        if (r < 10) continue;  // warm-up
+        host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        delay.push_back(static_cast<double>(static_cast<long long>(stamps[2] - stamps[0])) / 1e3);
+        float ms = 0;
+        if (mode == 1 && cudaEventElapsedTime(&ms, timing[0], timing[1]) == cudaSuccess) elapsed.push_back(ms * 1e3);
+      }
+      std::printf("{\"mode\":\"%s\",\"b_waits_for_a\":%s,\"spin_us\":%.0f,\"b_start_after_a_us\":%.2f,"
+                  "\"b_events_elapsed_us\":%.2f,\"host_us\":%.2f}\n",
+                  modes[mode], wait ? "true" : "false", spin_ns / 1e3, Median(delay), Median(elapsed), Median(host));
     }
-    std::printf("{\"mode\":\"%s\",\"spin_us\":%.0f,\"b_start_after_a_us\":%.2f,\"b_events_elapsed_us\":%.2f}\n", modes[mode],
-                spin_ns / 1e3, Median(delay), Median(elapsed));
   }
   return 0;
 }
