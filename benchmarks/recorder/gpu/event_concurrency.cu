@@ -65,12 +65,15 @@ int main(int argc, char** argv) {
   // |wait|: B first waits for A's kernel (as PyTorch makes NCCL's stream wait for the
   // compute stream before a collective), so B's kernel starts when A's ends; what is
   // measured then is the host time of B's launch and events, which should not wait.
-  for (int wait = 0; wait < 2; ++wait) {
+  // |wait| 2: A's kernel runs on B itself, ahead of B's (NCCL's stream still running the
+  // previous collective when the next is launched).
+  const char* placements[] = {"B independent of A", "B waits for A", "A's kernel on B"};
+  for (int wait = 0; wait < 3; ++wait) {
     for (int mode = 0; mode < 3; ++mode) {
       std::vector<double> delay, elapsed, host;
       for (int r = 0; r < reps + 10; ++r) {
-        Spin<<<1, 32, 0, a>>>(spin_ns, stamps);
-        if (wait) {
+        Spin<<<1, 32, 0, wait == 2 ? b : a>>>(spin_ns, stamps);
+        if (wait == 1) {
           cudaEventRecord(a_done, a);
           cudaStreamWaitEvent(b, a_done, 0);
         }
@@ -87,9 +90,9 @@ int main(int argc, char** argv) {
         float ms = 0;
         if (mode == 1 && cudaEventElapsedTime(&ms, timing[0], timing[1]) == cudaSuccess) elapsed.push_back(ms * 1e3);
       }
-      std::printf("{\"mode\":\"%s\",\"b_waits_for_a\":%s,\"spin_us\":%.0f,\"b_start_after_a_us\":%.2f,"
+      std::printf("{\"mode\":\"%s\",\"placement\":\"%s\",\"spin_us\":%.0f,\"b_start_after_a_us\":%.2f,"
                   "\"b_events_elapsed_us\":%.2f,\"host_us\":%.2f}\n",
-                  modes[mode], wait ? "true" : "false", spin_ns / 1e3, Median(delay), Median(elapsed), Median(host));
+                  modes[mode], placements[wait], spin_ns / 1e3, Median(delay), Median(elapsed), Median(host));
     }
   }
   return 0;
