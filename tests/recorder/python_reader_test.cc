@@ -14,9 +14,9 @@
 namespace commlens::testing {
 namespace {
 
-std::string RunPython(const std::string& args) {
-  std::string cmd = std::string(COMMLENS_PYTHON) + " " + COMMLENS_SOURCE_DIR +
-                    "/examples/workloads/native_trace.py " + args;
+// |script| (from the source tree's root) run by Python with |args|: what it printed.
+std::string RunScript(const std::string& script, const std::string& args) {
+  std::string cmd = std::string(COMMLENS_PYTHON) + " " + COMMLENS_SOURCE_DIR + "/" + script + " " + args;
   std::string out;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return out;
@@ -26,6 +26,8 @@ std::string RunPython(const std::string& args) {
   EXPECT_EQ(pclose(p), 0) << cmd;
   return out;
 }
+
+std::string RunPython(const std::string& args) { return RunScript("examples/workloads/native_trace.py", args); }
 
 // The folder's one trace, read by the importer and by the Python reader.
 struct BothReads {
@@ -118,6 +120,12 @@ TEST(PythonReaderTest, AgreesWithTheImporterOnLaunchTimes) {
     EXPECT_EQ(py["ops"][i]["end_ns"].get<int64_t>(), cpp->comms.end[i]);
     EXPECT_EQ(cpp->comms.flags[i] & model::kCommNoGpuTiming, 0);
   }
+  // The launches' host spans, as scripts/recorder/launch_host_times.py prints them: one
+  // line per kind, counting this recording's 4 launches, groups and collective calls.
+  const std::string spans = RunScript("scripts/recorder/launch_host_times.py", both.file);
+  EXPECT_NE(spans.find("kernel launch, us   4: p10 "), std::string::npos) << spans;
+  EXPECT_NE(spans.find("group, us           4: p10 "), std::string::npos) << spans;
+  EXPECT_NE(spans.find("collective call, us 4: p10 "), std::string::npos) << spans;
 }
 
 }  // namespace
