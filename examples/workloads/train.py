@@ -170,6 +170,10 @@ def main():
                    "(COMMLENS_CONTROL); rank 0 switches recording on and off every "
                    "--control-block steps, so one run measures the recorder's cost (A/B)")
     p.add_argument("--control-block", type=int, default=20)
+    p.add_argument("--control-states", default="1,0",
+                   help="the control file's states, one per block, in turn (1 on, 0 off, h host "
+                   "times only, c count only): 1,0,h,0 measures the recorder with and without "
+                   "GPU timing in one run")
     args = p.parse_args()
 
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -204,18 +208,19 @@ def main():
     schedule = torch.profiler.schedule(wait=wait, warmup=warmup, active=args.steps, repeat=1)
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     total = wait + warmup + args.steps
-    recording = []  # per step, with --control: whether the recorder was on
+    recording = []  # per step, with --control: the control file's state
+    states = args.control_states.split(",")
     if args.no_profile:
         # Each step in an NVTX range, as Megatron and most nsys users mark iterations: the
         # steps an Nsight Systems report of this run shows.
         for i in range(total):
             if args.control:
-                on = (i // args.control_block) % 2 == 0
+                state = states[(i // args.control_block) % len(states)]
                 if rank == 0 and i % args.control_block == 0:
                     with open(args.control + ".tmp", "w") as f:
-                        f.write("1" if on else "0")
+                        f.write(state)
                     os.replace(args.control + ".tmp", args.control)
-                recording.append(on)
+                recording.append(state)
             t0 = time.perf_counter()
             with torch.cuda.nvtx.range(f"step {i}"):
                 step()
@@ -235,8 +240,8 @@ def main():
             shutil.copyfileobj(src, dst)
         os.remove(trace_path)
     with open(os.path.join(args.out, f"rank{rank}.steps.txt"), "w") as f:
-        if recording:  # step time, then 1 (recorder on) or 0 (off)
-            f.write("\n".join(f"{t:.6f} {int(on)}" for t, on in zip(step_times, recording)) + "\n")
+        if recording:  # step time, then the control file's state: 1 (recorder on), 0 (off), h, c
+            f.write("\n".join(f"{t:.6f} {state}" for t, state in zip(step_times, recording)) + "\n")
         else:
             f.write("\n".join(f"{t:.6f}" for t in step_times) + "\n")
     dist.barrier()

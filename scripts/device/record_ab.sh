@@ -20,6 +20,7 @@ LAUNCH_TIMING=${LAUNCH_TIMING:-}  # record's --launch-timing (events or off; the
 CUPTI=${CUPTI:-}    # 1 (or libcupti's path): record --cupti too (the CUPTI tracer pauses in the off blocks as the plugin does)
 CUPTI_KINDS=${CUPTI_KINDS:-}  # record's --cupti-kinds (its default when empty)
 TRAIN_ARGS=${TRAIN_ARGS:-}    # more train.py arguments (a larger model: --batch 32 --seq 1024)
+STATES=${STATES:-1,0}         # the control file's states, a block each in turn: 1,0,h,0 adds host-times-only blocks
 DEST="${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}"
 mkdir -p "$DEST"
 STEPS=${STEPS:-600}
@@ -31,49 +32,65 @@ echo 1 > "$CONTROL"
   ${KSAMPLE:+--kernel-sample "$KSAMPLE"} ${LAUNCH_TIMING:+--launch-timing "$LAUNCH_TIMING"} ${CUPTI:+--cupti$([ "$CUPTI" = 1 ] || echo "=$CUPTI")} ${CUPTI_KINDS:+--cupti-kinds "$CUPTI_KINDS"} -- \
   "$TORCHRUN" --standalone --nproc_per_node "$NGPU" "$ROOT/examples/workloads/train.py" \
   --workload ddp --no-profile --steps "$STEPS" --out "$DEST/steps" $TRAIN_ARGS \
-  --control "$CONTROL" --control-block "$BLOCK" > "$DEST/run.log" 2>&1
+  --control "$CONTROL" --control-block "$BLOCK" --control-states "$STATES" > "$DEST/run.log" 2>&1
 echo "record: rc=$?"
 # Per rank: each recorder-on block against the mean of the off blocks beside it (steps 3..
 # of a block: the plugin polls the control file every 20 ms; after the first 60 steps),
 # so slow drift over the run (clocks, temperature) cancels; the median of those paired
 # differences, with a 95 % bootstrap interval, and the same estimator on off blocks
-# against their off neighbours (a null: what the noise alone gives).
+# against their off neighbours (a null: what the noise alone gives). With STATES=1,0,h,0
+# the same for the blocks recorded with host times only (h), and the difference: what
+# GPU timing itself costs, measured inside one run.
 "$PY" - "$DEST/steps" "$BLOCK" <<'PYEOF'
 import glob, random, statistics, sys
 folder, block = sys.argv[1], int(sys.argv[2])
-def paired(meds, parity, gap):
+NAMES = {"1": "recorder on", "h": "host times only", "c": "count only"}
+def paired(meds, state, gap):
     out = []
-    for b in sorted(meds):
-        if b % 2 == parity and b - gap in meds and b + gap in meds:
-            ref = (meds[b - gap] + meds[b + gap]) / 2
-            out.append((meds[b] - ref) / ref * 100)
+    for b, (s, m) in sorted(meds.items()):
+        if s == state and meds.get(b - gap, ("",))[0] == "0" and meds.get(b + gap, ("",))[0] == "0":
+            ref = (meds[b - gap][1] + meds[b + gap][1]) / 2
+            out.append((m - ref) / ref * 100)
     return out
-def interval(d):
+def interval(stat, *samples):
     rnd = random.Random(1)
-    boots = sorted(statistics.median(rnd.choices(d, k=len(d))) for _ in range(2000))
+    boots = sorted(stat(*(rnd.choices(d, k=len(d)) for d in samples)) for _ in range(2000))
     return boots[50], boots[1949]
+median = statistics.median
 for path in sorted(glob.glob(folder + "/rank*.steps.txt")):
     rows = [l.split() for l in open(path) if l.strip()]
     blocks = {}
     for i, (t, state) in enumerate(rows):
         if i >= 60 and i % block >= 3:
-            blocks.setdefault((i // block, state), []).append(float(t))
-    meds = {b: statistics.median(v) for (b, state), v in blocks.items()}
-    on = paired(meds, 0, 1)    # blocks 0, 2, 4 ... record; 1, 3, 5 ... do not
-    null = paired(meds, 1, 2)
-    lo, hi = interval(on)
-    nlo, nhi = interval(null)
+            blocks.setdefault(i // block, (state, []))[1].append(float(t))
+    meds = {b: (s, median(v)) for b, (s, v) in blocks.items()}
+    null = paired(meds, "0", 2)
     steps = sorted(float(t) for t, _ in rows[60:])
-    print(f"{path.split('/')[-1]}: recorder on vs off {statistics.median(on):+.2f} % (95 % interval "
-          f"{lo:+.2f} .. {hi:+.2f}, {len(on)} block pairs); null (off vs off) {statistics.median(null):+.2f} % "
-          f"({nlo:+.2f} .. {nhi:+.2f}); median step {steps[len(steps) // 2] * 1e3:.3f} ms")
-    # Where the cost lies in the distribution: a cost paid every step moves every quantile,
-    # a stall now and then only the upper ones.
-    by_state = {s: sorted(v for (b, st), vs in blocks.items() if st == s for v in vs) for s in ("1", "0")}
-    if all(by_state.values()):
+    name = path.split("/")[-1]
+    nlo, nhi = interval(median, null)
+    print(f"{name}: null (off vs off) {median(null):+.2f} % ({nlo:+.2f} .. {nhi:+.2f}); median step "
+          f"{steps[len(steps) // 2] * 1e3:.3f} ms")
+    diffs = {}
+    for state in sorted({s for s, _ in meds.values()} - {"0"}, key=lambda s: "1hc".find(s)):
+        d = paired(meds, state, 1)
+        if not d:
+            continue
+        diffs[state] = d
+        lo, hi = interval(median, d)
+        print(f"  {NAMES.get(state, state)} vs off {median(d):+.2f} % (95 % interval {lo:+.2f} .. {hi:+.2f}, "
+              f"{len(d)} block pairs)")
+        # Where the cost lies in the distribution: a cost paid every step moves every
+        # quantile, a stall now and then only the upper ones.
+        on = sorted(v for s, vs in blocks.values() if s == state for v in vs)
+        off = sorted(v for s, vs in blocks.values() if s == "0" for v in vs)
         q = lambda v, p: v[int(p * (len(v) - 1))]
-        print("  on minus off, ms: " + ", ".join(f"p{int(p * 100)} {(q(by_state['1'], p) - q(by_state['0'], p)) * 1e3:+.3f}"
-                                                 for p in (0.1, 0.25, 0.5, 0.75, 0.9)))
+        print("    minus off, ms: " + ", ".join(f"p{int(p * 100)} {(q(on, p) - q(off, p)) * 1e3:+.3f}"
+                                              for p in (0.1, 0.25, 0.5, 0.75, 0.9)))
+    if "1" in diffs and "h" in diffs:
+        share = lambda a, b: median(a) - median(b)
+        lo, hi = interval(share, diffs["1"], diffs["h"])
+        print(f"  GPU timing's share (on minus host times only) {share(diffs['1'], diffs['h']):+.2f} points "
+              f"(95 % interval {lo:+.2f} .. {hi:+.2f})")
 PYEOF
 grep -h "commlens record" "$DEST/run.log" | head -3
 ls "$DEST/trace" | head

@@ -61,7 +61,8 @@ void AddRecordVerb(CLI::App& app, int* exit_code) {
       ->type_name("SECONDS");
   sub->add_option(
          "--control", o->capture.control,
-         "A control file the plugin polls: 1 records, 0 switches NCCL's events off, c only counts")
+         "A control file the plugin polls: 1 records, 0 switches NCCL's events off, c only counts, "
+         "h records host times only (no GPU timing of NCCL's ops, the CUPTI tracer paused)")
       ->type_name("FILE");
   sub->add_option("--events", o->capture.events,
                   "What the plugin records: coll,p2p,kernel,proxy,step,api,launch,ce,phases or default "

@@ -289,6 +289,9 @@ enum class MarkKind : uint32_t {
   // reader that follows a live file (`commlens record --prometheus`) reads the newest
   // one from the file's last bytes.
   kAlive = 6,
+  // The control file at `h` (1.3; readers that do not know it skip it): recording with
+  // host times only, no GPU timing of NCCL's ops, the CUPTI tracer paused.
+  kControlHostOnly = 7,
 };
 
 struct MarkRecord {

@@ -737,9 +737,15 @@ void FillStatsAndNotes(const Decoded& d, model::RankTrace* t) {
     t->notes.push_back("the recorder was switched off " + std::to_string(gaps) +
                        " times, so collectives are matched by NCCL's per-type sequence (seq = nccl_seq * 16 + op)");
   for (const nf::MarkRecord& m : d.marks) {
-    static constexpr const char* kWhat[] = {"", "capture window opened", "capture window closed",
-                                            "control: on", "control: off", "control: count only"};
-    if (m.what >= 1 && m.what <= 5)
+    static constexpr const char* kWhat[] = {"",
+                                            "capture window opened",
+                                            "capture window closed",
+                                            "control: on",
+                                            "control: off",
+                                            "control: count only",
+                                            "",
+                                            "control: host times only (no GPU timing)"};
+    if (m.what < std::size(kWhat) && kWhat[m.what][0] != '\0')
       t->notes.push_back(std::string(kWhat[m.what]) + " at " + std::to_string(m.time_ns) + " ns");
   }
 }

@@ -445,10 +445,13 @@ void Session::StartTracer() {
 // Judged from the window and the control file themselves, not from recording(): the
 // flusher may get here before the first Init has applied them.
 void Session::PauseTracerUnlessRecording() {
-  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!RecordingWanted());
+  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!RecordingWanted() || control_.load() == kControlHostOnly);
 }
 
-bool Session::RecordingWanted() const { return window_.load() == kOpen && control_.load() == kControlOn; }
+bool Session::RecordingWanted() const {
+  const int control = control_.load();
+  return window_.load() == kOpen && (control == kControlOn || control == kControlHostOnly);
+}
 
 // NCCL's kernel events time the ops when neither the launch timer nor the CUPTI tracer
 // can: the tracer is counted on until it has tried to start (the flusher starts it).
@@ -596,7 +599,11 @@ void Session::PollControl() {
   ssize_t n = pread(fd, &c, 1, 0);
   close(fd);
   if (n != 1) return;
-  int next = c == '1' ? kControlOn : c == '0' ? kControlOff : (c == 'c' || c == 'C') ? kControlCountOnly : -1;
+  int next = c == '1'                ? kControlOn
+             : c == '0'                ? kControlOff
+             : (c == 'c' || c == 'C') ? kControlCountOnly
+             : (c == 'h' || c == 'H') ? kControlHostOnly
+                                      : -1;
   if (next < 0) return;
   int prev = control_.exchange(next);
   if (prev != next) control_change_real_ns_ = RealtimeNs();
@@ -608,13 +615,16 @@ constexpr uint32_t kKernelBits = EventBit(EventKind::kKernelCh) | EventBit(Event
 
 uint32_t Session::RecordingMask() const {
   // Sampling starts with the kernel bits off; SampleKernels turns them on for 1 op in N.
+  // Host times only: off.
   const uint32_t full = full_mask_.load(std::memory_order_relaxed);
-  return kernel_sample_.load(std::memory_order_relaxed) > 1 ? full & ~kKernelBits : full;
+  return kernel_sample_.load(std::memory_order_relaxed) > 1 || control_.load() == kControlHostOnly ? full & ~kKernelBits
+                                                                                                  : full;
 }
 
 void Session::SampleKernels() {
   const uint64_t k = ops_started_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (!recording()) return;  // ApplyRecordingState owns the mask outside the window
+  // ApplyRecordingState owns the mask outside the window and with host times only.
+  if (!recording() || control_.load(std::memory_order_relaxed) == kControlHostOnly) return;
   const bool time_next = k % kernel_sample_.load(std::memory_order_relaxed) == 0;
   const uint32_t full = full_mask_.load(std::memory_order_relaxed);
   StoreMask(mask_ptr_.load(std::memory_order_relaxed), time_next ? full : full & ~kKernelBits);
@@ -644,9 +654,10 @@ void Session::EmitMarksLocked() {
     mark(nf::MarkKind::kCaptureStop, window_close_real_ns_.load());
   logged_window_ = w;
   if (c != logged_control_) {
-    mark(c == kControlOn    ? nf::MarkKind::kControlOn
-         : c == kControlOff ? nf::MarkKind::kControlOff
-                            : nf::MarkKind::kControlCountOnly,
+    mark(c == kControlOn          ? nf::MarkKind::kControlOn
+         : c == kControlOff       ? nf::MarkKind::kControlOff
+         : c == kControlCountOnly ? nf::MarkKind::kControlCountOnly
+                                  : nf::MarkKind::kControlHostOnly,
          control_change_real_ns_);
     logged_control_ = c;
   }

@@ -114,6 +114,60 @@ TEST(LaunchTiming, MoreLaunchesBetweenFileWritesThanSlotsAreAllTimed) {
   EXPECT_FALSE(HasNote(t, "not timed"));
 }
 
+// The control file at `h` records with host times only: the launches between are not
+// timed (on purpose: not counted as untimed), nor, with NCCL's kernel events timing the
+// ops instead, are the kernels; `1` brings GPU timing back.
+TEST(LaunchTiming, HostTimesOnlyWhileTheControlFileSaysH) {
+  const std::string dir = FreshDir("launch_timing_host_only");
+  const std::string control = dir + "/control";
+  auto set_control = [&](char c) {
+    FILE* f = std::fopen(control.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputc(c, f);
+    std::fclose(f);
+    usleep(100'000);  // polled every 2 ms
+  };
+  set_control('1');
+  {
+    RecorderEnv env{{"COMMLENS_OUT", dir},           {"RANK", "0"},
+                    {"WORLD_SIZE", "2"},             {"COMMLENS_CONTROL", control},
+                    {"COMMLENS_CONTROL_POLL_MS", "2"}, {"COMMLENS_FLUSH_INTERVAL_MS", "20"},  // a mark per state
+                    {"COMMLENS_CUDA_DRIVER", COMMLENS_FAKE_CUDA_DRIVER}};
+    FakeNccl<5> nccl;
+    ASSERT_EQ(nccl.Init(0xC0E7, "world", 1, 2, 0, &g_mask), 0);
+    RunCollectives(nccl, 2, 0);
+    set_control('h');
+    RunCollectives(nccl, 2, 2);
+    set_control('1');
+    RunCollectives(nccl, 2, 4);
+    usleep(50'000);  // the last kernel has run on the stand-in GPU
+    ASSERT_EQ(nccl.Finalize(), 0);
+  }
+  model::RankTrace t = ImportOnly(dir);
+  ASSERT_EQ(t.comms.size(), 6u);
+  for (uint32_t r = 0; r < 6; ++r)
+    EXPECT_EQ((t.comms.flags[r] & model::kCommNoGpuTiming) != 0, r == 2 || r == 3) << r;
+  EXPECT_TRUE(HasNote(t, "4 ops timed by CUDA events around their kernels' launches"));
+  EXPECT_TRUE(HasNote(t, "control: host times only (no GPU timing)"));
+  EXPECT_FALSE(HasNote(t, "were not timed by CUDA events"));
+
+  // NCCL's kernel events timing the ops (the launch timer off): `h` takes their bit out
+  // of NCCL's mask.
+  const std::string dir2 = FreshDir("launch_timing_host_only_kernel_events");
+  RecorderEnv env{{"COMMLENS_OUT", dir2}, {"RANK", "0"}, {"WORLD_SIZE", "2"}, {"COMMLENS_CONTROL", control},
+                  {"COMMLENS_CONTROL_POLL_MS", "2"}, {"COMMLENS_LAUNCH_TIMING", "off"}};
+  set_control('1');
+  FakeNccl<5> nccl;
+  ASSERT_EQ(nccl.Init(0xC0E8, "world", 1, 2, 0, &g_mask), 0);
+  EXPECT_NE(LoadMask(&g_mask) & kKernelCh, 0);
+  set_control('h');
+  EXPECT_EQ(LoadMask(&g_mask) & kKernelCh, 0);
+  EXPECT_NE(LoadMask(&g_mask), 0);  // still recording
+  set_control('1');
+  EXPECT_NE(LoadMask(&g_mask) & kKernelCh, 0);
+  ASSERT_EQ(nccl.Finalize(), 0);
+}
+
 // Without a driver the kernel-channel events come back, and the file says why.
 TEST(LaunchTiming, PutsNcclsKernelEventsBackWithoutADriver) {
   const std::string dir = FreshDir("launch_timing_no_driver");
