@@ -21,6 +21,10 @@ CUPTI=${CUPTI:-}    # 1 (or libcupti's path): record --cupti too (the CUPTI trac
 CUPTI_KINDS=${CUPTI_KINDS:-}  # record's --cupti-kinds (its default when empty)
 TRAIN_ARGS=${TRAIN_ARGS:-}    # more train.py arguments (a larger model: --batch 32 --seq 1024)
 STATES=${STATES:-1,0}         # the control file's states, a block each in turn: 1,0,h,0 adds host-times-only blocks
+if ! [[ "$STATES" =~ ^([1hc],0,)*[1hc],0$ ]]; then
+  echo "record_ab.sh: STATES=$STATES: each state must come before an off block (1,0 or 1,0,h,0)" >&2
+  exit 2
+fi
 DEST="${OUT:-$ROOT/device-out}/record_ab${TAG:+-$TAG}"
 mkdir -p "$DEST"
 STEPS=${STEPS:-600}
@@ -67,6 +71,9 @@ for path in sorted(glob.glob(folder + "/rank*.steps.txt")):
     null = paired(meds, "0", 2)
     steps = sorted(float(t) for t, _ in rows[60:])
     name = path.split("/")[-1]
+    if not null:
+        print(f"{name}: too few blocks to compare ({len(rows)} steps of {block})")
+        continue
     nlo, nhi = interval(median, null)
     print(f"{name}: null (off vs off) {median(null):+.2f} % ({nlo:+.2f} .. {nhi:+.2f}); median step "
           f"{steps[len(steps) // 2] * 1e3:.3f} ms")

@@ -28,13 +28,14 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 7;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+inline constexpr uint16_t kVersionMinor = 8;  // 1.1: sampler records (11-14), ProcessRecord.writer;
                                               // 1.2: OpDetail records (15), kOpFlagSymmetric;
                                               // 1.3: MarkRecord.last_progress_ns;
                                               // 1.4: the CUPTI tracer's records (16-19);
                                               // 1.5: KernelPhase records (20);
                                               // 1.6: StreamId records (21);
-                                              // 1.7: LaunchTiming, LaunchTimer records (22-23)
+                                              // 1.7: LaunchTiming, LaunchTimer records (22-23);
+                                              // 1.8: MarkKind::kControlHostOnly
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -289,7 +290,7 @@ enum class MarkKind : uint32_t {
   // reader that follows a live file (`commlens record --prometheus`) reads the newest
   // one from the file's last bytes.
   kAlive = 6,
-  // The control file at `h` (1.3; readers that do not know it skip it): recording with
+  // The control file at `h` (1.8; readers skip a kind they do not know): recording with
   // host times only, no GPU timing of NCCL's ops, the CUPTI tracer paused.
   kControlHostOnly = 7,
 };

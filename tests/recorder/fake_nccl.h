@@ -89,6 +89,9 @@ struct FakeCollective {
   // the rest.
   uint64_t initial_sync = 200;
   bool graph_captured = false;  // v5+: the call is being captured into a CUDA graph
+  // v5+: the call says the opposite of its group (NCCL sets the group's flag from its first
+  // call: a group spanning communicators whose streams differ).
+  bool call_capture_differs = false;
 };
 
 struct FakeP2p {
@@ -154,7 +157,7 @@ class FakeNccl {
         });
       if (m & (abi::kCollApi | kBelowApi))
         coll_api = Start(abi::kCollApi, group_api, [&](Descr& d) {
-          d.collApi.graphCaptured = c.graph_captured;
+          d.collApi.graphCaptured = c.graph_captured != c.call_capture_differs;
           d.collApi.func = c.func;
           d.collApi.count = c.count;
           d.collApi.datatype = c.dtype;

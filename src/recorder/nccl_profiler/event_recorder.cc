@@ -172,27 +172,36 @@ void* StartCeColl(Context& ctx, const CeCollArgs& a) {
 
 namespace {
 
-// This thread's last GroupApi event and whether NCCL said its group is being captured
-// into a CUDA graph. The group's KernelLaunch names it as parent, so the launch timer
-// knows the launch's capture state without asking the driver on the launch's path. A
-// launch from another thread (a non-blocking communicator's) does not match: the timer
-// asks.
+// This thread's last GroupApi event and what NCCL said of its calls' capture into a CUDA
+// graph (each call says it of its communicator; a group may span communicators whose
+// streams differ). The group's KernelLaunch names it as parent, so when all said the same
+// the launch timer knows the launch's capture state without asking the driver on the
+// launch's path. A mixed group, or a launch from another thread (a non-blocking
+// communicator's), does not know: the timer asks.
 struct LastGroup {
   uint64_t token = 0;
-  bool captured = false;
+  bool captured = false, uncaptured = false;  // some call said so
 };
 thread_local LastGroup t_last_group;
 
+// A collective or p2p call of the group (also one whose event is dropped).
+void NoteCallCapture(const ApiArgs& a) {
+  if (a.parent != 0 && a.parent == t_last_group.token)
+    (a.graph_captured ? t_last_group.captured : t_last_group.uncaptured) = true;
+}
+
 launch_timer::LaunchTimer::Capture CaptureOfGroup(uint64_t group) {
   using Capture = launch_timer::LaunchTimer::Capture;
-  if (group == 0 || group != t_last_group.token) return Capture::kUnknown;
-  return t_last_group.captured ? Capture::kYes : Capture::kNo;
+  const LastGroup& g = t_last_group;
+  if (group == 0 || group != g.token || g.captured == g.uncaptured) return Capture::kUnknown;
+  return g.captured ? Capture::kYes : Capture::kNo;
 }
 
 }  // namespace
 
 void* StartApi(Context& ctx, const ApiArgs& a) {
   if (!TheSession().recording()) return nullptr;
+  if (a.kind == nf::ApiKind::kCollApi || a.kind == nf::ApiKind::kP2pApi) NoteCallCapture(a);
   static constexpr EventKind kKinds[] = {EventKind::kGroupApi, EventKind::kCollApi,
                                          EventKind::kP2pApi, EventKind::kKernelLaunch};
   uint64_t token = 0;
@@ -213,7 +222,7 @@ void* StartApi(Context& ctx, const ApiArgs& a) {
   const Capture capture = launch ? CaptureOfGroup(a.parent) : Capture::kUnknown;
   d.graph_captured = a.graph_captured || capture == Capture::kYes ? 1 : 0;  // a launch: its group's
   d.host_start_ns = RealtimeNs();
-  if (a.kind == nf::ApiKind::kGroupApi) t_last_group = LastGroup{token, a.graph_captured};
+  if (a.kind == nf::ApiKind::kGroupApi) t_last_group = LastGroup{token, a.graph_captured, !a.graph_captured};
   // Last: NCCL launches right after this returns, and the timer's event must come just
   // before the kernel on its stream.
   d.launch_slot = launch ? TheSession().TimeLaunchBegin(a.stream, capture) : launch_timer::LaunchTimer::kNone;

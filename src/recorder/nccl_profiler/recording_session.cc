@@ -110,9 +110,11 @@ void Session::StartWithCuda() {
   if (running_ || exited_) return;
   if (!ConfigFromEnvironment().cupti) return;
   if (StartLocked(0, 0, nullptr) != abi::kSuccess) return;
-  // The tracer now, inside cuInit, as CUDA's injection libraries are meant to start CUPTI:
-  // no module is loaded yet (so it starts quickly), and no kernel of the process comes
-  // before it. The flusher may have got there first.
+  // The tracer now, inside cuInit and on its thread, as CUDA's injection libraries are
+  // meant to start CUPTI: no module is loaded yet (so it starts quickly), and no kernel of
+  // the process comes before it. The flusher leaves it to this thread (cuda_started_):
+  // were it to start CUPTI while this thread waited for it inside cuInit, each could wait
+  // for the other.
   {
     std::lock_guard<std::mutex> t(timing_mu_);
     if (!tracer_tried_) StartTracer();
@@ -222,8 +224,11 @@ void Session::JoinLocked(int abi_version, uint32_t supported, abi::Logger log) {
   QueueProcessRecord(false);
 }
 
-// Once per process. Exit handlers run before the destructors of libraries loaded
-// earlier (NCCL's among them), so the logger and NCCL's mask are still there.
+// Once per process, and once more after the tracer has loaded CUPTI (|again_after_cupti|:
+// exit handlers run newest first, and CUPTI's teardown, registered as it loaded, must come
+// after the session's end, which calls CUPTI; OnProcessExit does nothing the second time).
+// Exit handlers run before the destructors of libraries loaded earlier (NCCL's among
+// them), so the logger and NCCL's mask are still there.
 void Session::RegisterExitHandler(bool again_after_cupti) {
   if ((again_after_cupti ? exit_handler_after_cupti_ : exit_handler_registered_).exchange(true)) return;
   if (std::atexit([] { TheSession().OnProcessExit(); }) != 0)
@@ -359,7 +364,7 @@ void Session::ReleaseContexts() {
 void Session::FlusherLoop() {
   {
     std::lock_guard<std::mutex> t(timing_mu_);
-    if (!tracer_tried_) {  // first, here (see StartLocked), unless StartWithCuda has
+    if (!tracer_tried_ && !cuda_started_) {  // first, here (see StartLocked); StartWithCuda's own
       StartTracer();
       // Once more after CUPTI's load registered its teardown, so that ours runs first.
       if (ActiveTracer() != nullptr) RegisterExitHandler(/*again_after_cupti=*/true);
@@ -392,7 +397,8 @@ void Session::FlusherLoop() {
     UpdateWindow(now);
     // The tracer on before NCCL's events, and NCCL's events off before the tracer: a launch
     // the file holds then has its kernel there too (the reader pairs them by stream order).
-    if (RecordingWanted()) {
+    // With host times only, NCCL's launch events are off with the tracer (RecordingMask).
+    if (TracerWanted()) {
       PauseTracerUnlessRecording();
       ApplyRecordingState();
     } else {
@@ -441,11 +447,11 @@ void Session::StartTracer() {
 }
 
 // Switched off (control file) or outside the capture window, the tracer costs nothing
-// either: CUPTI's kinds are disabled until the recording is on again.
-// Judged from the window and the control file themselves, not from recording(): the
-// flusher may get here before the first Init has applied them.
+// either: CUPTI's kinds are disabled until the recording is on again; with host times
+// only (control `h`) too. Judged from the window and the control file themselves, not
+// from recording(): the flusher may get here before the first Init has applied them.
 void Session::PauseTracerUnlessRecording() {
-  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!RecordingWanted() || control_.load() == kControlHostOnly);
+  if (cupti::Tracer* tracer = ActiveTracer()) tracer->SetPaused(!TracerWanted());
 }
 
 bool Session::RecordingWanted() const {
@@ -453,8 +459,11 @@ bool Session::RecordingWanted() const {
   return window_.load() == kOpen && (control == kControlOn || control == kControlHostOnly);
 }
 
+bool Session::TracerWanted() const { return RecordingWanted() && control_.load() != kControlHostOnly; }
+
 // NCCL's kernel events time the ops when neither the launch timer nor the CUPTI tracer
-// can: the tracer is counted on until it has tried to start (the flusher starts it).
+// can: the tracer is counted on until it has tried to start (the flusher starts it, or,
+// in a session CUDA's init started, that init).
 void Session::PutBackKernelEventsIfUntimed() {
   const cupti::Tracer* tracer = ActiveTracer();  // made after the timer starts: asked for, it counts
   const bool tracer_may_time = cfg_.cupti && (!tracer_tried_ || (tracer != nullptr && tracer->tracing()));
@@ -615,10 +624,12 @@ constexpr uint32_t kKernelBits = EventBit(EventKind::kKernelCh) | EventBit(Event
 
 uint32_t Session::RecordingMask() const {
   // Sampling starts with the kernel bits off; SampleKernels turns them on for 1 op in N.
-  // Host times only: off.
+  // Host times only: the kernel bits off, and NCCL's launch events too, which the launch
+  // timer and the tracer's stream-order pairing are for (a launch without its kernel in
+  // the file would be paired with a later one).
   const uint32_t full = full_mask_.load(std::memory_order_relaxed);
-  return kernel_sample_.load(std::memory_order_relaxed) > 1 || control_.load() == kControlHostOnly ? full & ~kKernelBits
-                                                                                                  : full;
+  if (control_.load() == kControlHostOnly) return full & ~(kKernelBits | EventBit(EventKind::kKernelLaunch));
+  return kernel_sample_.load(std::memory_order_relaxed) > 1 ? full & ~kKernelBits : full;
 }
 
 void Session::SampleKernels() {

@@ -20,7 +20,8 @@
 // finalize, after which NCCL makes no call for those communicators, frees contexts.
 //
 // Recording state: events are recorded while the capture window is open and the control
-// file (if any) says on. Outside that, the activation mask NCCL reads is cut to Coll and
+// file (if any) says on (`1`) or host times only (`h`: no GPU timing, no launch events,
+// the tracer paused). Outside that, the activation mask NCCL reads is cut to Coll and
 // P2p only, so every rank keeps numbering its ops; "off" in the control file clears it.
 //
 // Threading: the hot path reads |recording_|, the registry and the mask with relaxed or
@@ -74,8 +75,9 @@ class Session {
   // Queues the communicator's last events and retires it; the last one ends the session
   // (not one CUDA started).
   void Finalize(Context* ctx);
-  // The atexit handler (registered by the first session): ends a running session as the
-  // last finalize would, but keeps every context, and refuses later inits.
+  // The atexit handler (registered by the first session, and again once the tracer has
+  // loaded CUPTI; the second run does nothing): ends a running session as the last
+  // finalize would, but keeps every context, and refuses later inits.
   void OnProcessExit();
 
   // Hot path.
@@ -200,6 +202,8 @@ class Session {
   // The capture window is open and the control file says record: what recording() will
   // say once ApplyRecordingState has run.
   bool RecordingWanted() const;
+  // Recording with GPU activity: not with host times only (control `h`).
+  bool TracerWanted() const;
 
   // Flusher thread (a pointer, so a forked child can let go of its parent's).
   std::unique_ptr<std::thread> flusher_;

@@ -223,11 +223,20 @@ TEST(LaunchTiming, LeavesGraphCapturedLaunchesUntimed) {
     nccl.Collective(c);
   }
   EXPECT_EQ(CaptureChecks(), checks);
+  // A group whose calls disagree (communicators whose streams differ): the launch's state
+  // is not known, so the driver is asked, once a launch.
+  for (int i = 3; i < 5; ++i) {
+    FakeCollective c;
+    c.seq = static_cast<uint64_t>(i);
+    c.call_capture_differs = true;
+    nccl.Collective(c);
+  }
+  EXPECT_EQ(CaptureChecks(), checks + 2);
   ASSERT_EQ(nccl.Finalize(), 0);
   model::RankTrace t = ImportOnly(dir);
-  ASSERT_EQ(t.comms.size(), 3u);
+  ASSERT_EQ(t.comms.size(), 5u);
   for (uint32_t r = 0; r < t.comms.size(); ++r) EXPECT_NE(t.comms.flags[r] & model::kCommNoGpuTiming, 0);
-  EXPECT_TRUE(HasNote(t, "3 of NCCL's kernel launches were not timed by CUDA events"));
+  EXPECT_TRUE(HasNote(t, "5 of NCCL's kernel launches were not timed by CUDA events"));
 }
 
 // Asked off, or on an ABI without KernelLaunch events (v4), the kernel events time the ops.
