@@ -288,12 +288,7 @@ TEST(PluginTest, CaptureWindowAfterSeconds) {
 TEST(PluginTest, ControlFileSwitchesRecordingAtRuntime) {
   const std::string dir = FreshDir("control");
   const std::string control = dir + "/control";
-  auto set_control = [&](char c) {
-    FILE* f = std::fopen(control.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputc(c, f);
-    std::fclose(f);
-  };
+  auto set_control = [&](char c) { WriteControl(control, c); };
   auto wait_for_mask = [](int want) {
     for (int i = 0; i < 400 && LoadMask(&g_mask) != want; ++i) usleep(5'000);
     return LoadMask(&g_mask);

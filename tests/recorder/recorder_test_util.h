@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
@@ -41,6 +42,15 @@ inline std::string FreshDir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+// Writes the recorder's control file (COMMLENS_CONTROL) as a user would: |state| as its
+// first byte.
+inline void WriteControl(const std::string& path, char state) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  std::fputc(state, f);
+  std::fclose(f);
 }
 
 // The .cltrace files in |dir|, sorted.

@@ -121,10 +121,7 @@ TEST(LaunchTiming, HostTimesOnlyWhileTheControlFileSaysH) {
   const std::string dir = FreshDir("launch_timing_host_only");
   const std::string control = dir + "/control";
   auto set_control = [&](char c) {
-    FILE* f = std::fopen(control.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputc(c, f);
-    std::fclose(f);
+    WriteControl(control, c);
     usleep(100'000);  // polled every 2 ms
   };
   set_control('1');
