@@ -412,9 +412,9 @@ struct Trace {
 };
 
 // Whether every member of matched operation |k| has GPU timing. Ops without it (a
-// recording made with --kernel-sample, a kernel that never ended) carry host enqueue
-// times, which cannot be compared with other ranks' execution times: the cross-rank
-// analyses and the clock alignment leave such operations out.
+// recording made with --kernel-sample or with host times only, a kernel that never
+// ended) carry host enqueue times, which cannot be compared with other ranks' execution
+// times: the cross-rank analyses and the clock alignment leave such operations out.
 inline bool AllGpuTimed(const Trace& t, size_t k) {
   const MatchedOps& m = t.matched;
   for (uint32_t j = m.first[k]; j < m.first[k + 1]; ++j)

@@ -298,8 +298,8 @@ void CollectiveSection(std::string* out, const JobAnalysis& job, const TextOptio
                         "  no bandwidth.\n",
                         unsized, c.counted());
   if (const uint64_t untimed = c.untimed(); untimed > 0)
-    *out += fmt::format("  {} of the {} operations have no GPU timing (recorded with --kernel-sample, "
-                        "or never ended): counted, but left out of total, p50, p99 and bandwidth.\n",
+    *out += fmt::format("  {} of the {} operations have no GPU timing (recorded with --kernel-sample or "
+                        "host times only, or never ended): counted, but left out of total, p50, p99 and bandwidth.\n",
                         untimed, c.counted());
   if (c.phase_timed > 0)
     *out += fmt::format("  {} of the {} operations have their wait from NCCL's kernel phases (their initial sync\n"

@@ -810,7 +810,7 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
   uint64_t untimed = 0;
   for (uint32_t r = 0; r < t.comms.size(); ++r) untimed += (t.comms.flags[r] & model::kCommNoGpuTiming) != 0;
   if (untimed > 0)
-    t.notes.push_back(std::to_string(untimed) + " ops have no kernel timing (not recorded, or copy-engine ops): "
+    t.notes.push_back(std::to_string(untimed) + " ops have no kernel timing (not recorded, recorded with host times only, or copy-engine ops): "
                       "their start and end are NCCL's host enqueue times");
   FillStatsAndNotes(d, &t);
   return t;
