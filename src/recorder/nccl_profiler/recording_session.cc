@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -117,7 +118,7 @@ void Session::StartWithCuda() {
   // for the other.
   {
     std::lock_guard<std::mutex> t(timing_mu_);
-    if (!tracer_tried_) StartTracer();
+    StartTracer();
   }
   // Then the exit handler, not when the flusher gets to it, so that a process that exits
   // at once still ends its session (and stops the flusher) before its libraries go. Exit
@@ -459,7 +460,7 @@ bool Session::RecordingWanted() const {
   return window_.load() == kOpen && (control == kControlOn || control == kControlHostOnly);
 }
 
-bool Session::TracerWanted() const { return RecordingWanted() && control_.load() != kControlHostOnly; }
+bool Session::TracerWanted() const { return window_.load() == kOpen && control_.load() == kControlOn; }
 
 // NCCL's kernel events time the ops when neither the launch timer nor the CUPTI tracer
 // can: the tracer is counted on until it has tried to start (the flusher starts it, or,
@@ -608,12 +609,10 @@ void Session::PollControl() {
   ssize_t n = pread(fd, &c, 1, 0);
   close(fd);
   if (n != 1) return;
-  int next = c == '1'                ? kControlOn
-             : c == '0'                ? kControlOff
-             : (c == 'c' || c == 'C') ? kControlCountOnly
-             : (c == 'h' || c == 'H') ? kControlHostOnly
-                                      : -1;
-  if (next < 0) return;
+  const char* states = "10ch";  // Control's order
+  const char* at = c != '\0' ? std::strchr(states, std::tolower(static_cast<unsigned char>(c))) : nullptr;
+  if (at == nullptr) return;
+  const int next = static_cast<int>(at - states);
   int prev = control_.exchange(next);
   if (prev != next) control_change_real_ns_ = RealtimeNs();
   if (prev != kControlOff && next == kControlOff) seq_gaps_.fetch_add(1);
@@ -665,11 +664,9 @@ void Session::EmitMarksLocked() {
     mark(nf::MarkKind::kCaptureStop, window_close_real_ns_.load());
   logged_window_ = w;
   if (c != logged_control_) {
-    mark(c == kControlOn          ? nf::MarkKind::kControlOn
-         : c == kControlOff       ? nf::MarkKind::kControlOff
-         : c == kControlCountOnly ? nf::MarkKind::kControlCountOnly
-                                  : nf::MarkKind::kControlHostOnly,
-         control_change_real_ns_);
+    static constexpr nf::MarkKind kMarkOf[] = {nf::MarkKind::kControlOn, nf::MarkKind::kControlOff,
+                                                nf::MarkKind::kControlCountOnly, nf::MarkKind::kControlHostOnly};
+    mark(kMarkOf[c], control_change_real_ns_);
     logged_control_ = c;
   }
 }

@@ -97,11 +97,9 @@ class Session {
   int pid() const { return pid_; }
   // A KernelLaunch event's start and stop (recorder/launch_timer): CUDA events on the
   // launch stream around NCCL's kernel. Begin returns the slot End takes, or kNone.
-  // The control file at `h` (host times only) leaves launches untimed on purpose.
+  // (With the control file at `h`, NCCL's mask has no launch events: no call comes here.)
   uint32_t TimeLaunchBegin(uint64_t stream, launch_timer::LaunchTimer::Capture capture) {
-    return launch_timer_ && control_.load(std::memory_order_relaxed) != kControlHostOnly
-               ? launch_timer_->Begin(stream, capture)
-               : launch_timer::LaunchTimer::kNone;
+    return launch_timer_ ? launch_timer_->Begin(stream, capture) : launch_timer::LaunchTimer::kNone;
   }
   void TimeLaunchEnd(uint32_t slot, uint64_t api_id) {
     if (launch_timer_ && slot != launch_timer::LaunchTimer::kNone) launch_timer_->End(slot, api_id);
@@ -109,8 +107,9 @@ class Session {
 
  private:
   enum Window : int { kBefore, kOpen, kClosed };
-  // The control file's first byte: 1, 0, c, h (recording with host times only: no GPU
-  // timing of NCCL's ops and the CUPTI tracer paused, to see what GPU timing costs).
+  // The control file's first byte, in this order (PollControl's "10ch", EmitMarksLocked's
+  // marks): 1, 0, c, h (recording with host times only: no GPU timing of NCCL's ops and the
+  // CUPTI tracer paused, to see what GPU timing costs).
   enum Control : int { kControlOn, kControlOff, kControlCountOnly, kControlHostOnly };
 
   // |abi_version| 0: started by CUDA, no NCCL yet (JoinLocked brings it in).
