@@ -247,10 +247,11 @@ void Replay(const FindingsInput& in, std::vector<Finding>* out) {
   out->push_back({"replay",
                   fmt::format("Replaying the steps (commlens whatif), {} is where the time goes: at its typical speed "
                               "the GPUs' step would take {} instead of {} per step ({:.0f}% shorter; launch delays left "
-                              "out, the measured step is {}){}. The job runs {:.2f}x its ideal (every kernel at its "
-                              "typical duration); the replay gives back the measured steps within {:.1f}%.{}",
-                              top.part, Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step), others,
-                              r.slowdown, 100.0 * r.replay_error, waits),
+                              "out, the measured step is {} on average over the {} replayed steps){}. The job runs "
+                              "{:.2f}x its ideal (every kernel at its typical duration); the replay gives back the "
+                              "measured steps within {:.1f}%.{}",
+                              top.part, Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step),
+                              r.steps.size(), others, r.slowdown, 100.0 * r.replay_error, waits),
                   "crossrank", static_cast<double>(r.no_delay_step - top.step), gpus_set_the_step});
 }
 
