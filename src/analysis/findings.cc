@@ -7,8 +7,11 @@
 #include <cstdlib>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "analysis/analyze.h"
+#include "analysis/collectives.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/bus_bandwidth.h"
@@ -154,10 +157,19 @@ void NicErrors(const FindingsInput& in, std::vector<Finding>* out) {
 // overlapped median is below the alone quartile (slower beyond the alone ops' own
 // spread). Cost: the overlapped ops' share of the bucket's transfer time, less what it
 // would take at the alone median, per rank and step.
+bool SlowedBeside(const ContentionRow& c) {
+  return c.alone.enough() && c.overlapped.enough() && c.overlapped.median < c.alone.p25 && c.alone.median > 0;
+}
+
+std::string OtherGroups(const FindingsInput& in, const ContentionRow& c) {
+  std::vector<std::string> with;
+  for (const auto& g : c.with_groups) with.push_back(GroupLabel(in.job, g));
+  return Join(with, 3) + (with.size() == 1 ? " moves" : " move");
+}
+
 void Contention(const FindingsInput& in, std::vector<Finding>* out) {
   for (const ContentionRow& c : in.job.cross_rank.contention) {
-    if (!c.alone.enough() || !c.overlapped.enough() || c.overlapped.median >= c.alone.p25 || c.alone.median <= 0)
-      continue;
+    if (!SlowedBeside(c)) continue;
     const double ratio = c.overlapped.median / c.alone.median;
     double lost = 0;
     std::string size;
@@ -168,14 +180,12 @@ void Contention(const FindingsInput& in, std::vector<Finding>* out) {
              static_cast<double>(c.alone.count + c.overlapped.count) * (1 / ratio - 1) * ratio;
     }
     if (!in.job.ranks.empty()) lost /= static_cast<double>(in.job.ranks.size()) * StepCount(in.job);
-    std::vector<std::string> with;
-    for (const auto& g : c.with_groups) with.push_back(GroupLabel(in.job, g));
     out->push_back({"contention",
-                    fmt::format("{} {}{} moves data at {:.0f}% of its alone bandwidth while {} move{} data on the "
+                    fmt::format("{} {}{} moves data at {:.0f}% of its alone bandwidth while {} data on the "
                                 "same rank (busbw over the transfer time, median {:.1f} against {:.1f} GB/s; {} "
                                 "overlapped, {} alone); about {} per rank and step lost.",
-                                GroupLabel(in.job, c.group), model::CommOpName(c.op), size, 100.0 * ratio, Join(with, 3),
-                                with.size() == 1 ? "s" : "", c.overlapped.median, c.alone.median, c.overlapped.count,
+                                GroupLabel(in.job, c.group), model::CommOpName(c.op), size, 100.0 * ratio,
+                                OtherGroups(in, c), c.overlapped.median, c.alone.median, c.overlapped.count,
                                 c.alone.count, Dur(lost)),
                     "crossrank", lost});
   }
@@ -221,6 +231,37 @@ void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
   }
 }
 
+// Where the replay blames a collective's kernel that moves data slower beside another
+// group's collectives (the contention finding's test), the kernel is the victim: what
+// to change is the traffic the two groups share. The sentence that says so, or "".
+std::string ContentionBehind(const FindingsInput& in, const ReplayVerdict::Part& part) {
+  if (part.kind != "op") return "";
+  std::set<std::tuple<std::string, model::CommOp, int64_t>> ops;  // (group, op, size bucket) the kernel ran
+  for (const model::RankTrace& r : in.trace.ranks) {
+    bool known = false;
+    const model::StringId name = r.strings.Find(part.value, &known);
+    if (!known) continue;
+    for (size_t a = 0; a < r.gpu.size(); ++a) {
+      const uint32_t c = r.gpu.comm[a];
+      if (r.gpu.name[a] != name || c == model::kNoIndex || r.comms.group[c] == model::kNoIndex) continue;
+      const uint32_t job_group = r.groups[r.comms.group[c]].job_group;
+      if (job_group < in.trace.groups.size())
+        ops.insert({in.trace.groups[job_group].name, r.comms.op[c], SizeBucket(r.comms.bytes[c]).first});
+    }
+  }
+  const ContentionRow* worst = nullptr;
+  for (const ContentionRow& c : in.job.cross_rank.contention)
+    if (SlowedBeside(c) && ops.contains({c.group, c.op, c.size_lo}) &&
+        (worst == nullptr || c.overlapped.median / c.alone.median < worst->overlapped.median / worst->alone.median))
+      worst = &c;
+  if (worst == nullptr) return "";
+  return fmt::format(" Its slow runs are those beside another group's traffic: {} {} moves data at {:.0f}% of its "
+                     "alone bandwidth while {} data on the same rank (see the contention finding). The kernel is "
+                     "the victim: keeping the groups' traffic apart is the fix to try.",
+                     GroupLabel(in.job, worst->group), model::CommOpName(worst->op),
+                     100.0 * worst->overlapped.median / worst->alone.median, OtherGroups(in, *worst));
+}
+
 // What the what-if replay blames: the part whose typical speed would shorten the step
 // most (the delays it causes propagate through the dependencies: the first rank seen
 // waiting is often a victim). The verdict: listed first (after a hang), the per-collective
@@ -249,9 +290,10 @@ void Replay(const FindingsInput& in, std::vector<Finding>* out) {
                               "the GPUs' step would take {} instead of {} per step ({:.0f}% shorter; launch delays left "
                               "out, the measured step is {} on average over the {} replayed steps){}. The job runs "
                               "{:.2f}x its ideal (every kernel at its typical duration); the replay gives back the "
-                              "measured steps within {:.1f}%.{}",
+                              "measured steps within {:.1f}%.{}{}",
                               top.part, Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step),
-                              r.steps.size(), others, r.slowdown, 100.0 * r.replay_error, waits),
+                              r.steps.size(), others, r.slowdown, 100.0 * r.replay_error, ContentionBehind(in, top),
+                              waits),
                   "crossrank", static_cast<double>(r.no_delay_step - top.step), gpus_set_the_step});
 }
 

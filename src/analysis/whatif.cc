@@ -671,7 +671,8 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   std::vector<Candidate> parts;
   for (const WhatIfFix& f : w.fixes) {
     const TimeNs step = static_cast<TimeNs>(MeanStep(f.no_delay));
-    parts.push_back({&f.part, {f.part.kind + " " + Shortened(f.part.value, 60), s_of(f.part), step,
+    parts.push_back({&f.part, {f.part.kind + " " + Shortened(f.part.value, 60), f.part.kind, f.part.value, s_of(f.part),
+                               step,
                                v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0}});
   }
   std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.out.gain > b.out.gain; });

@@ -23,7 +23,6 @@ bool Selection::Host(size_t rank_index, model::TimeNs start, model::TimeNs end) 
 
 bool Selection::Gpu(size_t rank_index, uint32_t row) const {
   if (all_) return true;
-  const model::GpuActivities& g = trace_.ranks[rank_index].gpu;
   model::TimeNs t = model::PlacementTime(trace_.ranks[rank_index], row);
   if (t == model::kNoTime) return false;
   for (const model::ProfilerStep& s : ranges_[rank_index])
