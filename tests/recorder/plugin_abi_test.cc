@@ -470,6 +470,74 @@ TEST(PluginTest, CommunicatorsShareOneFileAndSessionsGetNewOnes) {
   EXPECT_EQ(again.comms.size(), 1u);
 }
 
+// A job that keeps one communicator and makes and frees others (subgroups made per
+// evaluation, a communicator rebuilt after a fault) never ends its session: past the
+// token space's 1,023 registry indexes, finalized communicators' indexes are given to new
+// ones. Every communicator is recorded with an id of its own in the file, every op keeps
+// its own kernel timing (op ids stay unique: a reused index's generations start above the
+// old ones'), and a handle left over from an index's earlier communicator does not touch
+// the new one's open event.
+TEST(PluginTest, CommunicatorsThatComeAndGoAreAllRecorded) {
+  namespace nf = native_format;
+  const std::string dir = FreshDir("churn");
+  RecorderEnv env{{"COMMLENS_OUT", dir}, {"COMMLENS_BUFFER_EVENTS", "64"}};
+  FakeNccl<5> world;
+  ASSERT_EQ(world.Init(0x1, "world", 1, 2, 0, &g_mask), 0);
+  constexpr int kChurned = 1100;  // indexes 1..1022 fresh, then reused
+  void* left_over = nullptr;      // an API event of the first churned communicator, never stopped
+  int64_t reused_api_start = 0;
+  for (int i = 0; i < kChurned; ++i) {
+    FakeNccl<5> sub;
+    ASSERT_EQ(sub.Init(0x1000 + i, "sub", 1, 2, 0, &g_mask), 0) << i;
+    if (i == 0) left_over = sub.Start(abi::kCollApi, nullptr, [](auto& d) { d.collApi.func = "Broadcast"; });
+    if (i == 1022) {  // the first communicator on a reused index (the first churned one's)
+      reused_api_start = NowNs();
+      void* api = sub.Start(abi::kCollApi, nullptr, [](auto& d) { d.collApi.func = "Reduce"; });
+      ASSERT_NE(api, nullptr);
+      sub.Stop(left_over);  // must not end |api|
+      usleep(20'000);
+      sub.Stop(api);
+    }
+    FakeCollective c;
+    c.gpu_duration = 1000 + i;
+    sub.Collective(c);
+    ASSERT_EQ(sub.Finalize(), 0) << i;
+  }
+  world.Collective(FakeCollective{});
+  ASSERT_EQ(world.Finalize(), 0);
+
+  model::RankTrace t = ImportOnly(dir);
+  EXPECT_EQ(t.groups.size(), static_cast<size_t>(kChurned + 1));
+  ASSERT_EQ(t.comms.size(), static_cast<size_t>(kChurned + 1));
+  std::vector<int64_t> durations, expected{1000};  // the world's op, then each churned one's
+  for (size_t i = 0; i < t.comms.size(); ++i) durations.push_back(t.comms.end[i] - t.comms.start[i]);
+  for (int i = 0; i < kChurned; ++i) expected.push_back(1000 + i);
+  std::sort(durations.begin(), durations.end());
+  EXPECT_EQ(durations, expected);
+  // The Reduce call's API event (the only one without a parent group since) spans the
+  // sleep: the left-over handle did not end it.
+  std::ifstream in(TracesIn(dir)[0], std::ios::binary);
+  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+  nf::RecordReader reader(bytes, sizeof(nf::FileHeader));
+  nf::RecordView r;
+  int apis = 0;
+  std::vector<uint32_t> comm_ids;
+  while (reader.Next(&r) == nf::ReadStatus::kRecord) {
+    nf::ApiRecord a;
+    nf::CommRecord c;
+    if (r.type == static_cast<uint16_t>(nf::RecordType::kComm) && nf::DecodePayload(r, &c)) comm_ids.push_back(c.comm);
+    if (r.type != static_cast<uint16_t>(nf::RecordType::kApi) || !nf::DecodePayload(r, &a) ||
+        a.kind != static_cast<uint8_t>(nf::ApiKind::kCollApi) || a.parent_id != 0 || a.host_start_ns < reused_api_start)
+      continue;
+    ++apis;
+    EXPECT_GE(a.host_stop_ns - a.host_start_ns, 20'000'000);
+  }
+  EXPECT_EQ(apis, 1);
+  std::sort(comm_ids.begin(), comm_ids.end());
+  comm_ids.erase(std::unique(comm_ids.begin(), comm_ids.end()), comm_ids.end());
+  EXPECT_EQ(comm_ids.size(), static_cast<size_t>(kChurned + 1));  // an id each, none reused
+}
+
 // NCCL's threading: ops are enqueued on the application's thread, their kernel channels
 // reported by the proxy thread, while the flusher drains both.
 TEST(PluginTest, EnqueueThreadProxyThreadAndFlusherTogether) {

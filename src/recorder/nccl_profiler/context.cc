@@ -7,8 +7,9 @@
 
 namespace commlens::recorder {
 
-Context::Context(uint32_t index, const CommParams& params, int64_t init_ns)
+Context::Context(uint32_t index, uint32_t file_id, const CommParams& params, int64_t init_ns)
     : index_(index),
+      file_id_(file_id),
       hash_(params.hash),
       name_(params.name != nullptr ? params.name : ""),
       rank_(params.rank),
@@ -18,14 +19,22 @@ Context::Context(uint32_t index, const CommParams& params, int64_t init_ns)
       init_ns_(init_ns),
       last_progress_ns_(init_ns) {}
 
-bool Context::Allocate(const RecorderConfig& cfg) {
+bool Context::Allocate(const RecorderConfig& cfg, uint32_t generation_base) {
+  generation_base_ = generation_base;
   // A collective has one kernel-channel event per channel (up to 64), drained once per
   // flush, so that pool is larger than the others.
   const uint32_t n = cfg.buffer_events;
   const uint32_t kernel_slots = std::min<uint64_t>(uint64_t{n} * 8, kMaxPoolSlots);
   p2p_seq_.reset(new (std::nothrow) std::atomic<uint64_t>[2 * (static_cast<size_t>(nranks_) + 1)]());
-  return p2p_seq_ != nullptr && ops.Allocate(n) && apis.Allocate(n) &&
-         kernels.Allocate(kernel_slots) && proxy_ops.Allocate(n) && proxy_steps.Allocate(n);
+  const uint32_t g = generation_base;
+  return p2p_seq_ != nullptr && ops.Allocate(n, g) && apis.Allocate(n, g) && kernels.Allocate(kernel_slots, g) &&
+         proxy_ops.Allocate(n, g) && proxy_steps.Allocate(n, g);
+}
+
+uint32_t Context::NextGenerationBase() const {
+  const uint32_t used = std::max({ops.GenerationsUsed(), apis.GenerationsUsed(), kernels.GenerationsUsed(),
+                                  proxy_ops.GenerationsUsed(), proxy_steps.GenerationsUsed()});
+  return generation_base_ + used;
 }
 
 uint64_t Context::NextP2pSeq(int peer, bool send) {

@@ -2,6 +2,11 @@
 // events live in while open. NCCL hands the Context* back to every startEvent of the
 // communicator; stop and record calls find it through the registry index in the token.
 //
+// Two numbers name it: its registry index (in every token; a finalized communicator's
+// index is given to a new one once a session has used all kMaxContexts, its pools'
+// generations then starting above the old one's) and its id in the file (CommRecord::comm,
+// never reused within a file).
+//
 // Threading: pools follow slot_pool.h (in practice the op and API pools are filled by
 // the thread that calls NCCL on this communicator, the kernel and proxy pools by its
 // proxy thread). Drop and orphan counters are relaxed atomics touched only when an
@@ -37,12 +42,17 @@ struct CommParams {
 
 class Context {
  public:
-  Context(uint32_t index, const CommParams& params, int64_t init_ns);
+  Context(uint32_t index, uint32_t file_id, const CommParams& params, int64_t init_ns);
 
-  // Allocates the pools (sizes from |cfg|). False if memory is short.
-  bool Allocate(const RecorderConfig& cfg);
+  // Allocates the pools (sizes from |cfg|), their generations from |generation_base|.
+  // False if memory is short.
+  bool Allocate(const RecorderConfig& cfg, uint32_t generation_base = 0);
+  // The first generation a later communicator at this registry index may use: above every
+  // generation this one's pools gave out.
+  uint32_t NextGenerationBase() const;
 
   uint32_t index() const { return index_; }
+  uint32_t file_id() const { return file_id_; }
   uint64_t hash() const { return hash_; }
   const std::string& name() const { return name_; }
   int rank() const { return rank_; }
@@ -85,6 +95,8 @@ class Context {
   };
 
   const uint32_t index_;
+  const uint32_t file_id_;
+  uint32_t generation_base_ = 0;
   const uint64_t hash_;
   const std::string name_;
   const int rank_;

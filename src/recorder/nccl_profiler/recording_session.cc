@@ -78,13 +78,15 @@ abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32
   } else if (abi_version_ == 0) {
     JoinLocked(params.abi_version, supported, log);
   }
-  if (next_index_ >= kMaxContexts) {
-    Log(abi::kLogWarn, "commlens: more than %u communicators in one session; not recording comm %llx",
+  uint32_t index = 0, generation_base = 0;
+  if (!TakeIndex(&index, &generation_base)) {
+    Log(abi::kLogWarn, "commlens: more than %u communicators alive at once; not recording comm %llx",
         kMaxContexts, static_cast<unsigned long long>(params.hash));
     return abi::kInternalError;
   }
-  auto ctx = std::make_unique<Context>(next_index_, params, RealtimeNs());
-  if (!ctx->Allocate(cfg_)) {
+  auto ctx = std::make_unique<Context>(index, next_file_id_, params, RealtimeNs());
+  if (!ctx->Allocate(cfg_, generation_base)) {
+    retired_indexes_.push_front(index);  // not taken after all (its generations unused)
     Log(abi::kLogWarn, "commlens: cannot allocate event buffers for comm %llx",
         static_cast<unsigned long long>(params.hash));
     return abi::kSystemError;
@@ -93,9 +95,9 @@ abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32
   {
     std::lock_guard<std::mutex> g(mu_);
     contexts_.push_back(std::move(ctx));
-    registry_[next_index_].store(raw, std::memory_order_release);
+    registry_[index].store(raw, std::memory_order_release);
   }
-  ++next_index_;
+  ++next_file_id_;
   ++live_contexts_;
   mask_ptr_.store(activation_mask, std::memory_order_relaxed);
   ApplyRecordingState();
@@ -104,6 +106,19 @@ abi::Result Session::Init(const CommParams& params, int* activation_mask, uint32
       params.nranks, path_.c_str());
   *out = raw;
   return abi::kSuccess;
+}
+
+bool Session::TakeIndex(uint32_t* index, uint32_t* generation_base) {
+  if (next_index_ < kMaxContexts) {
+    *index = next_index_++;
+    *generation_base = 0;
+    return true;
+  }
+  if (retired_indexes_.empty()) return false;
+  *index = retired_indexes_.front();
+  retired_indexes_.pop_front();
+  *generation_base = generation_base_[*index];
+  return true;
 }
 
 void Session::StartWithCuda() {
@@ -147,6 +162,9 @@ abi::Result Session::StartLocked(int abi_version, uint32_t supported, abi::Logge
   ops_started_.store(0);
   start_real_ns_ = RealtimeNs();
   next_index_ = 0;
+  next_file_id_ = 0;
+  retired_indexes_.clear();
+  generation_base_.fill(0);
   live_contexts_ = 0;
   serializer_ = Serializer();
   seq_gaps_.store(0);
@@ -305,6 +323,8 @@ void Session::Finalize(Context* ctx) {
     QueueLocked();
     ctx->retired = true;
     registry_[ctx->index()].store(nullptr, std::memory_order_release);
+    generation_base_[ctx->index()] = ctx->NextGenerationBase();
+    retired_indexes_.push_back(ctx->index());
     last = --live_contexts_ == 0;
   }
   if (!last) return;

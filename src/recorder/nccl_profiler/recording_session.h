@@ -36,6 +36,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -172,8 +173,18 @@ class Session {
   // Communicators (contexts_ under mu_; the registry is read lock-free).
   std::array<std::atomic<Context*>, kMaxContexts> registry_{};
   std::vector<std::unique_ptr<Context>> contexts_;  // live and retired, freed at the last finalize
-  uint32_t next_index_ = 0;  // comm indexes are not reused within a file
+  // Registry indexes: each new one until all kMaxContexts are taken, then those of
+  // finalized communicators, oldest first, with the generations a new occupant starts at
+  // (Context::NextGenerationBase), so that a session whose communicators come and go
+  // records them all, up to kMaxContexts alive at once.
+  uint32_t next_index_ = 0;
+  std::deque<uint32_t> retired_indexes_;
+  std::array<uint32_t, kMaxContexts> generation_base_{};
+  uint32_t next_file_id_ = 0;  // CommRecord::comm, never reused within a file
   int live_contexts_ = 0;
+  // The registry index and generation base for a new communicator; false when every
+  // index is taken by a live one.
+  bool TakeIndex(uint32_t* index, uint32_t* generation_base);
 
   // The CUPTI tracer (COMMLENS_CUPTI=1): started with the session, drained by each flush
   // before the session's own records, stopped at its end. Never freed, as the session:

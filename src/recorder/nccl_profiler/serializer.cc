@@ -60,7 +60,7 @@ void Serializer::SerializeContext(Context& ctx, uint64_t seq_gaps, bool final,
     nf::CommRecord c{};
     c.comm_hash = ctx.hash();
     c.init_realtime_ns = ctx.init_ns();
-    c.comm = ctx.index();
+    c.comm = ctx.file_id();
     c.name = InternText(ctx.name(), strings);
     c.rank = ctx.rank();
     c.nranks = ctx.nranks();
@@ -86,7 +86,7 @@ void Serializer::WriteOps(Context& ctx, nf::RecordWriter& strings, nf::RecordWri
     r.comm_seq = d.comm_seq;
     r.host_start_ns = d.host_start_ns;
     r.host_stop_ns = d.host_stop_ns;
-    r.comm = ctx.index();
+    r.comm = ctx.file_id();
     r.func = InternPointer(d.func, strings);
     r.dtype = InternPointer(d.dtype, strings);
     r.algo = InternPointer(d.algo, strings);
@@ -168,7 +168,7 @@ void Serializer::WriteProxyOps(Context& ctx, nf::RecordWriter& body) {
     r.net_wait_ns = d.wait_ns[static_cast<int>(WaitKind::kNet)];
     r.gpu_wait_ns = d.wait_ns[static_cast<int>(WaitKind::kGpu)];
     r.peer_wait_ns = d.wait_ns[static_cast<int>(WaitKind::kPeer)];
-    r.comm = ctx.index();
+    r.comm = ctx.file_id();
     r.peer = d.peer;
     r.steps = d.steps;
     r.chunk_size = d.chunk_size;
@@ -193,7 +193,7 @@ void Serializer::WriteApis(Context& ctx, nf::RecordWriter& strings, nf::RecordWr
     r.host_stop_ns = d.host_stop_ns;
     r.group_start_stop_ns = d.group_start_stop_ns;
     r.group_end_start_ns = d.group_end_start_ns;
-    r.comm = ctx.index();
+    r.comm = ctx.file_id();
     r.func = InternPointer(d.func, strings);
     r.dtype = InternPointer(d.dtype, strings);
     r.root = d.root;
@@ -208,7 +208,7 @@ void Serializer::WriteApis(Context& ctx, nf::RecordWriter& strings, nf::RecordWr
 
 void Serializer::WriteStats(Context& ctx, uint64_t seq_gaps, bool force, nf::RecordWriter& body) {
   nf::StatsRecord s{};
-  s.comm = ctx.index();
+  s.comm = ctx.file_id();
   s.time_ns = RealtimeNs();
   for (int k = 0; k < nf::kNumEventKinds; ++k) {
     s.recorded[k] = ctx.recorded[k];

@@ -21,8 +21,14 @@
 //
 // Memory comes from calloc, so untouched slots cost no resident memory; T must be a
 // plain struct (zero bytes are its empty state).
+//
+// Generations count from a base (Allocate's |generation_base|): a pool that follows
+// another in the same token space (a communicator reusing a finalized one's registry
+// index) starts above every generation the other gave out, so that no token of the two
+// is the same. A slot stores its generation less the base.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -49,7 +55,8 @@ class SlotPool {
   ~SlotPool() { std::free(slots_); }
 
   // Capacity is rounded up to a power of two. False if memory is short.
-  bool Allocate(uint32_t capacity) {
+  bool Allocate(uint32_t capacity, uint32_t generation_base = 0) {
+    base_ = generation_base;
     uint32_t cap = 1;
     while (cap < capacity) cap <<= 1;
     slots_ = static_cast<Slot*>(std::calloc(cap, sizeof(Slot)));
@@ -77,10 +84,19 @@ class SlotPool {
     if (index >= capacity_) return nullptr;
     Slot* s = &slots_[index];
     if (State(s).load(std::memory_order_acquire) != kOpen) return nullptr;
-    if (Generation(s).load(std::memory_order_relaxed) != gen) return nullptr;
+    if (Generation(s).load(std::memory_order_relaxed) + base_ != gen) return nullptr;
     return s;
   }
-  uint32_t GenerationOf(Slot* s) { return Generation(s).load(std::memory_order_relaxed); }
+  uint32_t GenerationOf(Slot* s) { return Generation(s).load(std::memory_order_relaxed) + base_; }
+  // How many generations from the base the pool has used: every token it gave out has a
+  // generation in [base, base + GenerationsUsed()).
+  uint32_t GenerationsUsed() const {
+    uint32_t most = 0;
+    const uint32_t used = unused_.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < used; ++i)
+      most = std::max(most, std::atomic_ref<uint32_t>(slots_[i].generation).load(std::memory_order_relaxed) + 1);
+    return most;
+  }
 
   // Open -> Done: the flusher may now read it.
   void MarkDone(Slot* s) { State(s).store(kDone, std::memory_order_release); }
@@ -165,6 +181,7 @@ class SlotPool {
 
   Slot* slots_ = nullptr;
   uint32_t capacity_ = 0;
+  uint32_t base_ = 0;  // the first generation (Allocate)
   alignas(64) std::atomic<uint64_t> free_head_{kNone};  // empty, tag 0
   std::atomic<uint32_t> unused_{0};  // slots [0, unused_) have been claimed at least once
 };
