@@ -157,6 +157,9 @@ class NativeTrace:
             if 0 < rec["gpu_start_ns"] <= rec["gpu_end_ns"]:
                 self.launch_timing[rec["api_id"]] = (rec["gpu_start_ns"], rec["gpu_end_ns"])
         elif name == "launch_timer":
+            # 1.9 appends what timing cost the launching threads: host ns over launches
+            rec["host_ns"], rec["host_launches"] = struct.unpack_from("<QQ", payload, st.size) \
+                if len(payload) >= st.size + 16 else (0, 0)
             self.launch_timer = rec
         elif name == "mark":
             self.marks.append(rec)
@@ -234,6 +237,9 @@ class NativeTrace:
             "ops": ops, "gpu_timed_ops": sum(1 for o in ops if o["gpu_timed"]),
             "launches_timed": self.launch_timer["timed"] if self.launch_timer else None,
             "launches_untimed": self.launch_timer["untimed"] if self.launch_timer else None,
+            # what timing cost the launching threads (1.9): host ns of the timer's CUDA calls
+            "launch_timing_host_ns": self.launch_timer["host_ns"] if self.launch_timer else None,
+            "launch_timing_host_launches": self.launch_timer["host_launches"] if self.launch_timer else None,
             "proxy_ops": len(self.proxy_ops), "api_events": len(self.apis),
             "dropped": self.dropped(), "bad_records": self.bad_records,
             "clock_offset_ns": self.clock_offset(), "clock_samples": len(self.clock_samples),

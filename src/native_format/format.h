@@ -28,14 +28,15 @@ namespace commlens::native_format {
 // "\x89" catches 7-bit transports, "\r\n" catches line-ending conversion.
 inline constexpr unsigned char kMagic[8] = {0x89, 'C', 'L', 'T', 'R', 'C', '\r', '\n'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 8;  // 1.1: sampler records (11-14), ProcessRecord.writer;
+inline constexpr uint16_t kVersionMinor = 9;  // 1.1: sampler records (11-14), ProcessRecord.writer;
                                               // 1.2: OpDetail records (15), kOpFlagSymmetric;
                                               // 1.3: MarkRecord.last_progress_ns;
                                               // 1.4: the CUPTI tracer's records (16-19);
                                               // 1.5: KernelPhase records (20);
                                               // 1.6: StreamId records (21);
                                               // 1.7: LaunchTiming, LaunchTimer records (22-23);
-                                              // 1.8: MarkKind::kControlHostOnly
+                                              // 1.8: MarkKind::kControlHostOnly;
+                                              // 1.9: LaunchTimerRecord.host_ns, host_launches
 inline constexpr uint32_t kMaxPayload = 1u << 20;  // larger size fields mean corruption
 inline constexpr uint32_t kNoComm = UINT32_MAX;
 inline constexpr uint64_t kNoSeq = UINT64_MAX;
@@ -423,8 +424,13 @@ struct LaunchTimerRecord {
   uint32_t reason;  // string id: why it failed; 0 otherwise
   uint64_t timed;    // launches timed (LaunchTiming records written)
   uint64_t untimed;  // launches left untimed: graph-captured, events all in use, or a CUDA error
+  // 1.9: what timing cost the threads that launch NCCL's kernels, so far: the host time of
+  // the timer's CUDA calls (its two event records, and their preparation) over
+  // |host_launches| launches. 0 in older files.
+  uint64_t host_ns;
+  uint64_t host_launches;
 };
-static_assert(sizeof(LaunchTimerRecord) == 32);
+static_assert(sizeof(LaunchTimerRecord) == 48);
 
 // --- Sampler records (1.1) ---------------------------------------------------------
 //

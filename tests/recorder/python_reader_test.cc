@@ -9,6 +9,7 @@
 
 #include "importers/native/native_importer.h"
 #include "recorder/fake_nccl.h"
+#include "recorder/recorded_trace.h"
 #include "recorder/recorder_test_util.h"
 
 namespace commlens::testing {
@@ -120,6 +121,10 @@ TEST(PythonReaderTest, AgreesWithTheImporterOnLaunchTimes) {
     EXPECT_EQ(py["ops"][i]["end_ns"].get<int64_t>(), cpp->comms.end[i]);
     EXPECT_EQ(cpp->comms.flags[i] & model::kCommNoGpuTiming, 0);
   }
+  // What timing cost the launching thread (1.9), as the importer's note says it.
+  EXPECT_EQ(py["launch_timing_host_launches"].get<uint64_t>(), 4u);
+  EXPECT_GT(py["launch_timing_host_ns"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(HasNote(*cpp, "the mean over 4 launches"));
   // The launches' host spans, as scripts/recorder/launch_host_times.py prints them: one
   // line per kind, counting this recording's 4 launches, groups and collective calls.
   const std::string spans = RunScript("scripts/recorder/launch_host_times.py", both.file);

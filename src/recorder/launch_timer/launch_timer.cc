@@ -48,6 +48,8 @@ bool LaunchTimer::Start(std::string* why) {
   timed_ = reported_timed_ = reported_untimed_ = 0;
   skipped_ = 0;
   failed_ = 0;
+  host_ns_ = 0;
+  host_launches_ = 0;
   news_ = true;
   file_.fetch_add(1, std::memory_order_relaxed);
   timing_ = loaded_;
@@ -107,6 +109,9 @@ bool LaunchTimer::Ready(Slot& s, GpuEvents::Handle context) {
 uint32_t LaunchTimer::Begin(uint64_t stream, Capture capture) {
   if (!timing()) return kNone;
   if (sample_ > 1 && launches_.fetch_add(1, std::memory_order_relaxed) % sample_ != 0) return kNone;
+  // The launching thread's time from here to the start event's record (a driver query or
+  // two, the first use's event creation, the record) is what timing costs it, with End's.
+  const int64_t t0 = MonotonicNs();
   if (capture == Capture::kYes || (capture == Capture::kUnknown && events_->Capturing(stream))) {
     Skipped();
     return kNone;
@@ -143,6 +148,7 @@ uint32_t LaunchTimer::Begin(uint64_t stream, Capture capture) {
   }
   s.stream = stream;
   s.file = file_.load(std::memory_order_relaxed);
+  s.begin_ns = MonotonicNs() - t0;
   s.state.store(kBegun, std::memory_order_relaxed);
   return slot;
 }
@@ -151,7 +157,11 @@ void LaunchTimer::End(uint32_t slot, uint64_t api_id) {
   if (slot >= kSlots) return;
   Slot& s = slots_[slot];
   if (s.state.load(std::memory_order_relaxed) != kBegun) return;
-  if (!events_->Record(s.end, s.stream)) {
+  const int64_t t0 = MonotonicNs();
+  const bool recorded = events_->Record(s.end, s.stream);
+  host_ns_.fetch_add(static_cast<uint64_t>(s.begin_ns + (MonotonicNs() - t0)), std::memory_order_relaxed);
+  host_launches_.fetch_add(1, std::memory_order_relaxed);
+  if (!recorded) {
     Forget(s);
     Release(slot);
     Failed();
@@ -286,6 +296,8 @@ void LaunchTimer::ReportState(int64_t now_ns, nf::RecordWriter* out) {
   }
   r.timed = timed_;
   r.untimed = not_timed;
+  r.host_ns = host_ns();
+  r.host_launches = host_launches();
   out->Append(nf::RecordType::kLaunchTimer, r);
   news_ = false;
   reported_timed_ = timed_;

@@ -4,6 +4,7 @@
 #include "recorder/launch_timer/launch_timer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <map>
@@ -41,7 +42,11 @@ class StandInGpu final : public GpuEvents {
   Handle NewStream(Handle) override { return own_stream = next++; }
   void DestroyEvent(Handle e) override { time.erase(e); }
   void DestroyStream(Handle) override {}
+  int64_t record_cost_ns = 0;  // how long a launch stream's record holds the caller
   bool Record(Handle e, uint64_t stream) override {
+    if (stream != own_stream && record_cost_ns > 0)
+      for (const int64_t until = HostNs() + record_cost_ns; HostNs() < until;) {
+      }
     if (stream == own_stream) {
       time[e] = HostNs() + ahead;
       return true;
@@ -105,6 +110,36 @@ TEST(LaunchTimer, PutsGpuTimesOnTheHostClockThroughTheAnchor) {
   EXPECT_EQ(got[0].api_id, 1002u);
   EXPECT_EQ(state.timed, 2u);
   EXPECT_FALSE(timer.timing());
+}
+
+// What timing costs the launching thread is measured around its CUDA calls and written
+// with the counters: here each record holds it 30 us, so a launch's two 60 us or more
+// (and not the time NCCL's launch takes between them).
+TEST(LaunchTimer, SaysWhatItsCudaCallsCostTheLaunchingThread) {
+  StandInGpu gpu;
+  gpu.record_cost_ns = 30'000;
+  LaunchTimer timer(&gpu);
+  std::string why;
+  ASSERT_TRUE(timer.Start(&why));
+  const int64_t host = HostNs();
+  for (int i = 0; i < 3; ++i) {
+    gpu.next_times = {host + gpu.ahead - 1000, host + gpu.ahead - 500};
+    const uint32_t slot = timer.Begin(11, LaunchTimer::Capture::kNo);
+    ASSERT_NE(slot, LaunchTimer::kNone);
+    usleep(2'000);  // NCCL's launch
+    timer.End(slot, 1 + i);
+  }
+  nf::RecordWriter w;
+  timer.Finish(HostNs(), &w, 100'000'000);
+  nf::LaunchTimerRecord state{};
+  EXPECT_EQ(LaunchRecords(w, &state).size(), 3u);
+  EXPECT_EQ(state.host_launches, 3u);
+  EXPECT_GE(state.host_ns, 3u * 60'000);
+  EXPECT_LT(state.host_ns, 3u * 2'000'000);  // the launch between is not counted
+  // A new file counts afresh.
+  ASSERT_TRUE(timer.Start(&why));
+  EXPECT_EQ(timer.host_launches(), 0u);
+  EXPECT_EQ(timer.host_ns(), 0u);
 }
 
 // What the caller knows of a launch's capture (NCCL says it of the launch's group) spares
