@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cmath>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "analysis/analyze.h"
@@ -231,34 +230,48 @@ void PipelineBubble(const FindingsInput& in, std::vector<Finding>* out) {
   }
 }
 
-// Where the replay blames a collective's kernel that moves data slower beside another
-// group's collectives (the contention finding's test), the kernel is the victim: what
-// to change is the traffic the two groups share. The sentence that says so, or "".
+// Where the replay blames a collective's kernel whose time is mostly that of collectives
+// moving data slower beside another group's (the contention finding's test: NCCL's kernel
+// names are shared by every group and size, so the kernel's time in the slowed rows must
+// be at least half of its time), the kernel is the victim: what to change is the traffic
+// the groups share. The sentence that says so, or "".
 std::string ContentionBehind(const FindingsInput& in, const ReplayVerdict::Part& part) {
   if (part.kind != "op") return "";
-  std::set<std::tuple<std::string, model::CommOp, int64_t>> ops;  // (group, op, size bucket) the kernel ran
+  using Key = std::tuple<std::string, model::CommOp, int64_t>;  // (group, op, size bucket)
+  std::map<Key, double> time;  // the kernel's time per key
+  double total = 0;
   for (const model::RankTrace& r : in.trace.ranks) {
     bool known = false;
     const model::StringId name = r.strings.Find(part.value, &known);
     if (!known) continue;
     for (size_t a = 0; a < r.gpu.size(); ++a) {
+      if (r.gpu.name[a] != name) continue;
+      const double t = static_cast<double>(std::max<TimeNs>(0, r.gpu.end[a] - r.gpu.start[a]));
+      total += t;
       const uint32_t c = r.gpu.comm[a];
-      if (r.gpu.name[a] != name || c == model::kNoIndex || r.comms.group[c] == model::kNoIndex) continue;
+      if (c == model::kNoIndex || r.comms.group[c] == model::kNoIndex) continue;
       const uint32_t job_group = r.groups[r.comms.group[c]].job_group;
       if (job_group < in.trace.groups.size())
-        ops.insert({in.trace.groups[job_group].name, r.comms.op[c], SizeBucket(r.comms.bytes[c]).first});
+        time[{in.trace.groups[job_group].name, r.comms.op[c], SizeBucket(r.comms.bytes[c]).first}] += t;
     }
   }
-  const ContentionRow* worst = nullptr;
-  for (const ContentionRow& c : in.job.cross_rank.contention)
-    if (SlowedBeside(c) && ops.contains({c.group, c.op, c.size_lo}) &&
-        (worst == nullptr || c.overlapped.median / c.alone.median < worst->overlapped.median / worst->alone.median))
-      worst = &c;
-  if (worst == nullptr) return "";
-  return fmt::format(" Its slow runs are those beside another group's traffic: {} {} moves data at {:.0f}% of its "
-                     "alone bandwidth while {} data on the same rank (see the contention finding). The kernel is "
-                     "the victim: keeping the groups' traffic apart is the fix to try.",
-                     GroupLabel(in.job, worst->group), model::CommOpName(worst->op),
+  const ContentionRow* worst = nullptr;  // the slowed row that holds most of the kernel's time
+  double slowed = 0;
+  for (const ContentionRow& c : in.job.cross_rank.contention) {
+    const auto it = time.find({c.group, c.op, c.size_lo});
+    if (!SlowedBeside(c) || it == time.end()) continue;
+    slowed += it->second;
+    if (worst == nullptr || it->second > time[{worst->group, worst->op, worst->size_lo}]) worst = &c;
+  }
+  if (worst == nullptr || 2 * slowed < total) return "";
+  std::string size;
+  for (const auto& b : in.job.collectives.buckets)
+    if (b.group_name == worst->group && b.op == worst->op && b.size_lo == worst->size_lo && b.size_lo >= 0)
+      size = " of " + FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
+  return fmt::format(" Most of its time is {} {}{}, which moves data at {:.0f}% of its alone bandwidth while {} "
+                     "data on the same rank (see the contention finding): the kernel is the victim, and keeping "
+                     "the groups' traffic apart is the fix to try.",
+                     GroupLabel(in.job, worst->group), model::CommOpName(worst->op), size,
                      100.0 * worst->overlapped.median / worst->alone.median, OtherGroups(in, *worst));
 }
 

@@ -431,6 +431,7 @@ struct LaunchTimerRecord {
   uint64_t host_launches;
 };
 static_assert(sizeof(LaunchTimerRecord) == 48);
+inline constexpr uint32_t kLaunchTimerRecordSize17 = 32;  // the 1.7 layout, without the host cost
 
 // --- Sampler records (1.1) ---------------------------------------------------------
 //
@@ -543,7 +544,7 @@ constexpr uint32_t MinPayload(RecordType t) {
     case RecordType::kKernelPhase: return sizeof(KernelPhaseRecord);
     case RecordType::kStreamId: return sizeof(StreamIdRecord);
     case RecordType::kLaunchTiming: return sizeof(LaunchTimingRecord);
-    case RecordType::kLaunchTimer: return sizeof(LaunchTimerRecord);
+    case RecordType::kLaunchTimer: return kLaunchTimerRecordSize17;
   }
   return 0;
 }

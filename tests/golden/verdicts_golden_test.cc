@@ -97,8 +97,8 @@ TEST(Verdicts, ContentionOnARealMeshComparesTransfers) {
 // The replay's headline blames the op whose typical speed would shorten the step most.
 // On the contention sample that is the DP all-reduce's kernel, which moves data slower
 // only while the EP all-to-all runs beside it: the headline says the kernel is the victim
-// and names the other group; on the slow-compute job, where nothing contends, it says
-// nothing of the kind. (The sample's recordings, without kernels, have no replay.)
+// and names the other group (tests/analysis/replay_finding_test.cc holds the cases where
+// it must not). (The sample's recordings, without kernels, have no replay.)
 TEST(Verdicts, AReplayedKernelSlowedByAnotherGroupIsNamedTheVictim) {
   auto replay_text = [](const std::string& job) {
     simdjson::dom::parser parser;
@@ -109,12 +109,11 @@ TEST(Verdicts, AReplayedKernelSlowedByAnotherGroupIsNamedTheVictim) {
   };
   const std::string text = replay_text("cross-rank/contention");
   ASSERT_NE(text.find("op ncclDevKernel_AllReduce"), std::string::npos) << text;
-  EXPECT_NE(text.find("The kernel is the victim"), std::string::npos) << text;
-  EXPECT_NE(text.find("dp (group 2) all_reduce moves data at"), std::string::npos) << text;
+  EXPECT_NE(text.find("the kernel is the victim"), std::string::npos) << text;
+  EXPECT_NE(text.find("Most of its time is dp (group 2) all_reduce of 64 MiB-128 MiB, which moves data at"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("while ep (group 1) moves data on the same rank"), std::string::npos) << text;
-  const std::string calm = replay_text("cross-rank/slow-compute");
-  ASSERT_FALSE(calm.empty());
-  EXPECT_EQ(calm.find("victim"), std::string::npos) << calm;
 }
 
 // The Nsight sample's steps #0 (1.9 s: CUDA and NCCL start-up) and #1 (22 ms) are warm-up:

@@ -393,13 +393,13 @@ void AppendOp(const Decoded& d, const Placed& p, const std::map<uint32_t, uint32
   t->comms.enqueue[r] = api != api_start.end() ? api->second : o.host_start_ns;
 }
 
-// What the launch timer's CUDA calls cost the launching threads (1.9): ", ..." for the
-// note of the ops it timed, "" when the file does not say.
+// What the launch timer's CUDA calls cost the launching threads (1.9): "held the launching
+// thread ..." for a note, "" when the file does not say.
 std::string TimingCost(const Decoded& d) {
   if (!d.launch_timer || d.launch_timer->host_launches == 0) return "";
   const nf::LaunchTimerRecord& l = *d.launch_timer;
   char buf[200];
-  std::snprintf(buf, sizeof(buf), "; their CUDA calls held the launching thread %.1f us a launch (the mean over %" PRIu64
+  std::snprintf(buf, sizeof(buf), "held the launching thread %.1f us a launch (the mean over %" PRIu64
                 " launches)", static_cast<double>(l.host_ns) / 1e3 / static_cast<double>(l.host_launches), l.host_launches);
   std::string out = buf;
   const int64_t span = d.has_process ? l.time_ns - d.process.start_realtime_ns : 0;
@@ -812,8 +812,12 @@ Result<model::RankTrace> ImportNativeTrace(const std::string& path) {
       split += g != nullptr && g->count > 1;
     }
   }
-  if (by_events > 0) t.notes.push_back(std::to_string(by_events) + " ops timed by CUDA events around their kernels' launches" +
-                                       TimingCost(d));
+  const std::string cost = TimingCost(d);
+  if (by_events > 0)
+    t.notes.push_back(std::to_string(by_events) + " ops timed by CUDA events around their kernels' launches" +
+                      (cost.empty() ? "" : "; their CUDA calls " + cost));
+  else if (!cost.empty())
+    t.notes.push_back("the launch timer's CUDA calls " + cost);
   if (split > 0)
     t.notes.push_back(std::to_string(split) + " ops belong to groups NCCL ran as several kernels on one communicator: "
                       "which kernel ran which op is not known, so they keep host times");

@@ -45,7 +45,7 @@ bool LaunchTimer::Start(std::string* why) {
   }
   state_ = loaded_ ? nf::LaunchTimerState::kTiming : nf::LaunchTimerState::kFailed;
   if (!loaded_) *why = why_;
-  timed_ = reported_timed_ = reported_untimed_ = 0;
+  timed_ = reported_timed_ = reported_untimed_ = reported_host_launches_ = 0;
   skipped_ = 0;
   failed_ = 0;
   host_ns_ = 0;
@@ -286,7 +286,9 @@ void LaunchTimer::PlaceContext(GpuEvents::Handle context, std::span<const std::p
 // A LaunchTimer record when the counters or the state changed (always the first time).
 void LaunchTimer::ReportState(int64_t now_ns, nf::RecordWriter* out) {
   const uint64_t not_timed = untimed();
-  if (!news_ && timed_ == reported_timed_ && not_timed == reported_untimed_) return;
+  const uint64_t host_launches = this->host_launches();
+  if (!news_ && timed_ == reported_timed_ && not_timed == reported_untimed_ && host_launches == reported_host_launches_)
+    return;
   nf::LaunchTimerRecord r{};
   r.time_ns = now_ns;
   r.state = static_cast<uint32_t>(state_);
@@ -297,11 +299,12 @@ void LaunchTimer::ReportState(int64_t now_ns, nf::RecordWriter* out) {
   r.timed = timed_;
   r.untimed = not_timed;
   r.host_ns = host_ns();
-  r.host_launches = host_launches();
+  r.host_launches = host_launches;
   out->Append(nf::RecordType::kLaunchTimer, r);
   news_ = false;
   reported_timed_ = timed_;
   reported_untimed_ = not_timed;
+  reported_host_launches_ = host_launches;
 }
 
 bool LaunchTimer::GaveUp(std::string* why) {

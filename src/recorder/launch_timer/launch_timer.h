@@ -139,7 +139,7 @@ class LaunchTimer {
   std::atomic<uint64_t> host_ns_{0}, host_launches_{0};  // the launching threads' (host_ns())
   uint64_t timed_ = 0;                                           // the flusher's
   bool news_ = true;                                             // a LaunchTimer record is due
-  uint64_t reported_timed_ = 0, reported_untimed_ = 0;
+  uint64_t reported_timed_ = 0, reported_untimed_ = 0, reported_host_launches_ = 0;
 };
 
 }  // namespace commlens::recorder::launch_timer

@@ -31,10 +31,10 @@ bool Context::Allocate(const RecorderConfig& cfg, uint32_t generation_base) {
          proxy_ops.Allocate(n, g) && proxy_steps.Allocate(n, g);
 }
 
-uint32_t Context::NextGenerationBase() const {
+uint64_t Context::NextGenerationBase() const {
   const uint32_t used = std::max({ops.GenerationsUsed(), apis.GenerationsUsed(), kernels.GenerationsUsed(),
                                   proxy_ops.GenerationsUsed(), proxy_steps.GenerationsUsed()});
-  return generation_base_ + used;
+  return uint64_t{generation_base_} + used;
 }
 
 uint64_t Context::NextP2pSeq(int peer, bool send) {

@@ -313,7 +313,7 @@ void Session::QueueProcessRecord(bool file_start) {
 void Session::Finalize(Context* ctx) {
   if (ctx == nullptr) return;
   std::lock_guard<std::mutex> lk(lifecycle_mu_);
-  if (!running_) return;  // the session already ended (process exit)
+  if (!running_ || ctx->retired) return;  // the session already ended (process exit); finalized twice
   bool last = false;
   {
     // Queued only: the flusher writes it with its next flush (or the session's end does),
@@ -322,9 +322,14 @@ void Session::Finalize(Context* ctx) {
     serializer_.SerializeContext(*ctx, seq_gaps_.load(), true, strings_, body_);
     QueueLocked();
     ctx->retired = true;
+    ctx->Close();
     registry_[ctx->index()].store(nullptr, std::memory_order_release);
-    generation_base_[ctx->index()] = ctx->NextGenerationBase();
-    retired_indexes_.push_back(ctx->index());
+    // Its index for a later communicator, unless the generations a new one would start at
+    // leave it too few before they wrap (and repeat ids in the file): then never again.
+    if (const uint64_t next = ctx->NextGenerationBase(); next <= kMaxGenerationBase) {
+      generation_base_[ctx->index()] = static_cast<uint32_t>(next);
+      retired_indexes_.push_back(ctx->index());
+    }
     last = --live_contexts_ == 0;
   }
   if (!last) return;

@@ -180,6 +180,7 @@ class Session {
   uint32_t next_index_ = 0;
   std::deque<uint32_t> retired_indexes_;
   std::array<uint32_t, kMaxContexts> generation_base_{};
+  static constexpr uint64_t kMaxGenerationBase = UINT32_MAX / 2;
   uint32_t next_file_id_ = 0;  // CommRecord::comm, never reused within a file
   int live_contexts_ = 0;
   // The registry index and generation base for a new communicator; false when every

@@ -292,6 +292,34 @@ TEST(NativeImporterTest, RankComesFromTheLargestCommunicatorWithoutALauncherRank
   EXPECT_EQ(t.groups[1].ranks.size(), 16u);
 }
 
+// The LaunchTimer record grew in 1.9 (what timing cost the launching threads): a 1.7 or
+// 1.8 file's 32-byte record still reads, its counters kept, with no cost said; a 1.9 one
+// gives the mean cost per launch.
+TEST(NativeImporterTest, LaunchTimerRecordsOfEveryVersionRead) {
+  for (const bool old : {true, false}) {
+    SCOPED_TRACE(old ? "1.7" : "1.9");
+    TraceBuilder b;
+    b.Comm(0, 1, "x", 0, 2);
+    b.Op(0, "AllReduce", "ncclFloat32", 1);
+    nf::LaunchTimerRecord l{};
+    l.time_ns = 2'000'000'000;
+    l.state = static_cast<uint32_t>(nf::LaunchTimerState::kTiming);
+    l.timed = 4;
+    l.untimed = 3;
+    l.host_ns = 4 * 6'500;
+    l.host_launches = 4;
+    b.writer().Append(nf::RecordType::kLaunchTimer, &l, old ? nf::kLaunchTimerRecordSize17 : static_cast<uint32_t>(sizeof(l)));
+    b.End();
+    model::RankTrace t = Import(b.bytes(), old ? "timer17.cltrace" : "timer19.cltrace");
+    EXPECT_EQ(t.stats.total(), 0u);  // no record refused
+    auto has = [&](const std::string& part) {
+      return std::any_of(t.notes.begin(), t.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+    };
+    EXPECT_TRUE(has("3 of NCCL's kernel launches were not timed by CUDA events"));
+    EXPECT_EQ(has("6.5 us a launch (the mean over 4 launches)"), !old);
+  }
+}
+
 TEST(NativeImporterTest, UnknownRecordTypesAreSkipped) {
   TraceBuilder b;
   b.Comm(0, 1, "x", 0, 2);
