@@ -538,6 +538,35 @@ TEST(PluginTest, CommunicatorsThatComeAndGoAreAllRecorded) {
   EXPECT_EQ(comm_ids.size(), static_cast<size_t>(kChurned + 1));  // an id each, none reused
 }
 
+// A finalized communicator's pools go back at once: a job that makes and frees
+// communicators for hours does not keep every one's memory (some 21 MB of address space
+// each at the default pool sizes).
+TEST(PluginTest, AFinalizedCommunicatorsPoolsGoBack) {
+  auto address_space_kb = [] {  // VmSize
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind("VmSize:", 0) == 0) return std::stoll(line.substr(7));
+    return 0LL;
+  };
+  const std::string dir = FreshDir("pools_back");
+  RecorderEnv env{{"COMMLENS_OUT", dir}};  // the default pool sizes
+  FakeNccl<5> world;
+  ASSERT_EQ(world.Init(0x1, "world", 1, 2, 0, &g_mask), 0);
+  const long long before = address_space_kb();
+  for (int i = 0; i < 100; ++i) {
+    FakeNccl<5> sub;
+    ASSERT_EQ(sub.Init(0x2000 + i, "sub", 1, 2, 0, &g_mask), 0);
+    sub.Collective(FakeCollective{});
+    ASSERT_EQ(sub.Finalize(), 0);
+  }
+  const long long grown = address_space_kb() - before;
+  EXPECT_LT(grown, 200 * 1024) << "100 communicators made and freed kept " << grown << " kB";
+  world.Collective(FakeCollective{});
+  ASSERT_EQ(world.Finalize(), 0);
+  EXPECT_EQ(ImportOnly(dir).comms.size(), 101u);
+}
+
 // NCCL's threading: ops are enqueued on the application's thread, their kernel channels
 // reported by the proxy thread, while the flusher drains both.
 TEST(PluginTest, EnqueueThreadProxyThreadAndFlusherTogether) {

@@ -31,6 +31,14 @@ bool Context::Allocate(const RecorderConfig& cfg, uint32_t generation_base) {
          proxy_ops.Allocate(n, g) && proxy_steps.Allocate(n, g);
 }
 
+void Context::FreePools() {
+  ops.Free();
+  apis.Free();
+  kernels.Free();
+  proxy_ops.Free();
+  proxy_steps.Free();
+}
+
 uint64_t Context::NextGenerationBase() const {
   const uint32_t used = std::max({ops.GenerationsUsed(), apis.GenerationsUsed(), kernels.GenerationsUsed(),
                                   proxy_ops.GenerationsUsed(), proxy_steps.GenerationsUsed()});

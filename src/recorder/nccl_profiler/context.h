@@ -53,6 +53,9 @@ class Context {
   // Finalized: no event of it starts from here on (NCCL makes none; were a late one to
   // come, its token could match a later communicator's at the same index).
   void Close() { closed_.store(true, std::memory_order_release); }
+  // After Close and the last drain: the pools' memory goes back (a job whose communicators
+  // come and go would otherwise keep every one's, mappings included).
+  void FreePools();
   bool closed() const { return closed_.load(std::memory_order_relaxed); }
 
   uint32_t index() const { return index_; }

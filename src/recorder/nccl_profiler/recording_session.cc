@@ -330,6 +330,7 @@ void Session::Finalize(Context* ctx) {
       generation_base_[ctx->index()] = static_cast<uint32_t>(next);
       retired_indexes_.push_back(ctx->index());
     }
+    ctx->FreePools();  // drained above; its Context stays (NCCL may still hold the pointer)
     last = --live_contexts_ == 0;
   }
   if (!last) return;

@@ -65,6 +65,15 @@ class SlotPool {
     return true;
   }
   uint32_t capacity() const { return capacity_; }
+  // Gives the memory back (a finalized communicator's pools, drained): no slot exists
+  // after, so a stale handle finds nothing and a claim fails.
+  void Free() {
+    std::free(slots_);
+    slots_ = nullptr;
+    capacity_ = 0;
+    unused_.store(0, std::memory_order_relaxed);
+    free_head_.store(kNone, std::memory_order_relaxed);
+  }
 
   // Hot path. Returns the claimed slot (now Open) and its index, or nullptr when no slot
   // is Free.
