@@ -18,6 +18,7 @@
 #include "analysis/stretch_questions.h"
 #include "analysis/time_breakdown.h"
 #include "analysis/window.h"
+#include "common/strings.h"
 #include "model/trace.h"
 
 namespace commlens::analysis {
@@ -52,8 +53,9 @@ struct ReplayVerdict {
   model::TimeNs step = 0;   // the replayed (measured) step, mean over steps
   model::TimeNs no_delay_step = 0;  // the step without launch delays (the GPUs' own time)
   struct Part {
-    std::string part;        // "rank 1", "stage 3", "op NAME" (a long name shortened)
-    std::string kind, value;  // the part as whatif names it: "op" and the kernel's whole name
+    std::string kind, value;  // the part as whatif names it: "rank" "1", "stage" "3", "op" and a kernel's name
+    // "rank 1", "stage 3", "op NAME" (a long name shortened)
+    std::string label() const { return kind + " " + Shortened(value, 60); }
     double slowdown = 0;     // S with only this part measured
     model::TimeNs step = 0;  // predicted mean step with this part at its typical speed,
                              // without launch delays

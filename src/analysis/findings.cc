@@ -151,40 +151,49 @@ void NicErrors(const FindingsInput& in, std::vector<Finding>* out) {
                   "counters", 0.0});
 }
 
-// A group's collectives moving data while another group's moved data on the same rank,
-// against those that moved alone: only when both sides have enough samples and the
-// overlapped median is below the alone quartile (slower beyond the alone ops' own
-// spread). Cost: the overlapped ops' share of the bucket's transfer time, less what it
-// would take at the alone median, per rank and step.
+// A contention row that says its group's collectives move data slower beside another
+// group's: both sides with enough samples, and the overlapped median below the alone
+// quartile (slower beyond the alone ops' own spread).
 bool SlowedBeside(const ContentionRow& c) {
   return c.alone.enough() && c.overlapped.enough() && c.overlapped.median < c.alone.p25 && c.alone.median > 0;
 }
 
-std::string OtherGroups(const FindingsInput& in, const ContentionRow& c) {
-  std::vector<std::string> with;
-  for (const auto& g : c.with_groups) with.push_back(GroupLabel(in.job, g));
-  return Join(with, 3) + (with.size() == 1 ? " moves" : " move");
+// The collectives table's bucket of a contention row, or nullptr.
+const CollectiveBucket* BucketOf(const FindingsInput& in, const ContentionRow& c) {
+  for (const CollectiveBucket& b : in.job.collectives.buckets)
+    if (b.group_name == c.group && b.op == c.op && b.size_lo == c.size_lo && b.count > 0) return &b;
+  return nullptr;
 }
 
+// "dp (group 2) all_reduce of 64 MiB-128 MiB, which moves data at 70% of its alone
+// bandwidth while ep (group 1) moves data on the same rank", as the contention finding
+// and the replay's say it (|which|: ", which" or "").
+std::string SlowedText(const FindingsInput& in, const ContentionRow& c, const char* which) {
+  const CollectiveBucket* b = BucketOf(in, c);
+  std::vector<std::string> with;
+  for (const auto& g : c.with_groups) with.push_back(GroupLabel(in.job, g));
+  return fmt::format("{} {}{}{} moves data at {:.0f}% of its alone bandwidth while {} move{} data on the same rank",
+                     GroupLabel(in.job, c.group), model::CommOpName(c.op),
+                     b != nullptr && b->size_lo >= 0 ? " of " + FormatBytes(b->size_lo) + "-" + FormatBytes(b->size_hi) : "",
+                     which, 100.0 * c.overlapped.median / c.alone.median, Join(with, 3), with.size() == 1 ? "s" : "");
+}
+
+// A group's collectives moving data while another group's moved data on the same rank,
+// against those that moved alone (SlowedBeside). Cost: the overlapped ops' share of the
+// bucket's transfer time, less what it would take at the alone median, per rank and step.
 void Contention(const FindingsInput& in, std::vector<Finding>* out) {
   for (const ContentionRow& c : in.job.cross_rank.contention) {
     if (!SlowedBeside(c)) continue;
     const double ratio = c.overlapped.median / c.alone.median;
     double lost = 0;
-    std::string size;
-    for (const auto& b : in.job.collectives.buckets) {
-      if (b.group_name != c.group || b.op != c.op || b.size_lo != c.size_lo || b.count == 0) continue;
-      if (b.size_lo >= 0) size = " of " + FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
-      lost = static_cast<double>(b.transfer) * static_cast<double>(c.overlapped.count) /
+    if (const CollectiveBucket* b = BucketOf(in, c))
+      lost = static_cast<double>(b->transfer) * static_cast<double>(c.overlapped.count) /
              static_cast<double>(c.alone.count + c.overlapped.count) * (1 / ratio - 1) * ratio;
-    }
     if (!in.job.ranks.empty()) lost /= static_cast<double>(in.job.ranks.size()) * StepCount(in.job);
     out->push_back({"contention",
-                    fmt::format("{} {}{} moves data at {:.0f}% of its alone bandwidth while {} data on the "
-                                "same rank (busbw over the transfer time, median {:.1f} against {:.1f} GB/s; {} "
-                                "overlapped, {} alone); about {} per rank and step lost.",
-                                GroupLabel(in.job, c.group), model::CommOpName(c.op), size, 100.0 * ratio,
-                                OtherGroups(in, c), c.overlapped.median, c.alone.median, c.overlapped.count,
+                    fmt::format("{} (busbw over the transfer time, median {:.1f} against {:.1f} GB/s; {} overlapped, {} "
+                                "alone); about {} per rank and step lost.",
+                                SlowedText(in, c, ""), c.overlapped.median, c.alone.median, c.overlapped.count,
                                 c.alone.count, Dur(lost)),
                     "crossrank", lost});
   }
@@ -256,23 +265,17 @@ std::string ContentionBehind(const FindingsInput& in, const ReplayVerdict::Part&
     }
   }
   const ContentionRow* worst = nullptr;  // the slowed row that holds most of the kernel's time
-  double slowed = 0;
+  double slowed = 0, worst_time = 0;
   for (const ContentionRow& c : in.job.cross_rank.contention) {
     const auto it = time.find({c.group, c.op, c.size_lo});
     if (!SlowedBeside(c) || it == time.end()) continue;
     slowed += it->second;
-    if (worst == nullptr || it->second > time[{worst->group, worst->op, worst->size_lo}]) worst = &c;
+    if (it->second > worst_time) worst = &c, worst_time = it->second;
   }
   if (worst == nullptr || 2 * slowed < total) return "";
-  std::string size;
-  for (const auto& b : in.job.collectives.buckets)
-    if (b.group_name == worst->group && b.op == worst->op && b.size_lo == worst->size_lo && b.size_lo >= 0)
-      size = " of " + FormatBytes(b.size_lo) + "-" + FormatBytes(b.size_hi);
-  return fmt::format(" Most of its time is {} {}{}, which moves data at {:.0f}% of its alone bandwidth while {} "
-                     "data on the same rank (see the contention finding): the kernel is the victim, and keeping "
-                     "the groups' traffic apart is the fix to try.",
-                     GroupLabel(in.job, worst->group), model::CommOpName(worst->op), size,
-                     100.0 * worst->overlapped.median / worst->alone.median, OtherGroups(in, *worst));
+  return " Most of its time is " + SlowedText(in, *worst, ", which") +
+         " (see the contention finding): the kernel is the victim, and keeping the groups' traffic apart is the fix "
+         "to try.";
 }
 
 // What the what-if replay blames: the part whose typical speed would shorten the step
@@ -288,7 +291,7 @@ void Replay(const FindingsInput& in, std::vector<Finding>* out) {
   std::string others;
   for (size_t i = 1; i < r.parts.size() && i < 3; ++i)
     if (r.parts[i].gain >= 0.03)
-      others += fmt::format("{}{} {:.0f}%", others.empty() ? "; then " : ", ", r.parts[i].part, 100.0 * r.parts[i].gain);
+      others += fmt::format("{}{} {:.0f}%", others.empty() ? "; then " : ", ", r.parts[i].label(), 100.0 * r.parts[i].gain);
   // Where the GPUs wait for the host most of the step (host work, a collective on the
   // host such as gloo's), the replay's parts shorten only the GPUs' share: the verdict is
   // not the step's, and its cost is what it saves, not its share of the measured step.
@@ -304,7 +307,7 @@ void Replay(const FindingsInput& in, std::vector<Finding>* out) {
                               "out, the measured step is {} on average over the {} replayed steps){}. The job runs "
                               "{:.2f}x its ideal (every kernel at its typical duration); the replay gives back the "
                               "measured steps within {:.1f}%.{}{}",
-                              top.part, Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step),
+                              top.label(), Dur(top.step), Dur(r.no_delay_step), 100.0 * top.gain, Dur(r.step),
                               r.steps.size(), others, r.slowdown, 100.0 * r.replay_error, ContentionBehind(in, top),
                               waits),
                   "crossrank", static_cast<double>(r.no_delay_step - top.step), gpus_set_the_step});

@@ -275,7 +275,7 @@ SeriesSet Extract(const DiffSide& side, bool by_steps, size_t per_slice, DiffRun
 
   // Who the run's verdict blames: the replay's first part, else the top straggler.
   if (job.replay.done && !job.replay.parts.empty() && job.replay.parts.front().gain > 0) {
-    run->straggler = job.replay.parts.front().part;
+    run->straggler = job.replay.parts.front().label();
     run->straggler_gain = job.replay.parts.front().gain;
   } else if (!job.cross_rank.stragglers.empty() && job.cross_rank.stragglers.front().consistent) {
     run->straggler = fmt::format("rank {}", job.cross_rank.stragglers.front().rank);

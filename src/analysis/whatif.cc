@@ -664,18 +664,13 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
   };
   // Judged without launch delays (the GPUs' own time, as S is): a delay the model does
   // not explain stays fixed in the measured frame, and can hide any gain.
-  struct Candidate {
-    const WhatIfPart* part;
-    ReplayVerdict::Part out;
-  };
-  std::vector<Candidate> parts;
+  std::vector<ReplayVerdict::Part>& parts = v.parts;
   for (const WhatIfFix& f : w.fixes) {
     const TimeNs step = static_cast<TimeNs>(MeanStep(f.no_delay));
-    parts.push_back({&f.part, {f.part.kind + " " + Shortened(f.part.value, 60), f.part.kind, f.part.value, s_of(f.part),
-                               step,
-                               v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0}});
+    parts.push_back({f.part.kind, f.part.value, s_of(f.part), step,
+                     v.no_delay_step > 0 ? 1.0 - static_cast<double>(step) / static_cast<double>(v.no_delay_step) : 0});
   }
-  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.out.gain > b.out.gain; });
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.gain > b.gain; });
   // The smallest part that does it: a rank whose fix gains (nearly) all its stage's fix
   // does comes before its stage (ByteDance's AR job: the slowed worker, rank 0, gains 52%,
   // as all of stage 0 does; the headline names the worker). A stage of one rank is that
@@ -688,24 +683,23 @@ ReplayVerdict ReplayVerdictOf(const model::Trace& trace, const JobAnalysis& job)
     return ranks;
   };
   for (size_t i = 0; pipe.detected && i < parts.size(); ++i) {
-    if (parts[i].part->kind != "stage") continue;
-    const std::vector<int> members = ranks_of_stage(std::atoi(parts[i].part->value.c_str()));
+    if (parts[i].kind != "stage") continue;
+    const std::vector<int> members = ranks_of_stage(std::atoi(parts[i].value.c_str()));
     for (size_t j = 0; j < parts.size(); ++j) {
-      if (parts[j].part->kind != "rank" ||
-          std::find(members.begin(), members.end(), std::atoi(parts[j].part->value.c_str())) == members.end())
+      if (parts[j].kind != "rank" ||
+          std::find(members.begin(), members.end(), std::atoi(parts[j].value.c_str())) == members.end())
         continue;
       if (members.size() == 1) {
         size_t rank_at = j;
         if (j < i) std::swap(parts[i], parts[j]), rank_at = i, i = j;
         parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(rank_at));
-      } else if (j > i && parts[j].out.gain >= 0.95 * parts[i].out.gain) {
+      } else if (j > i && parts[j].gain >= 0.95 * parts[i].gain) {
         std::rotate(parts.begin() + i, parts.begin() + j, parts.begin() + j + 1);
         ++i;  // the stage moved one place on
       }
       break;
     }
   }
-  for (Candidate& c : parts) v.parts.push_back(std::move(c.out));
   v.steps = w.steps;
   v.step_slowdown = w.step_slowdown;
   for (auto [from, to] : {std::pair{&w.by_rank, &v.by_rank}, std::pair{&w.by_stage, &v.by_stage},

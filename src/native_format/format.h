@@ -426,7 +426,7 @@ struct LaunchTimerRecord {
   uint64_t untimed;  // launches left untimed: graph-captured, events all in use, or a CUDA error
   // 1.9: what timing cost the threads that launch NCCL's kernels, so far: the host time of
   // the timer's CUDA calls (its two event records, and their preparation) over
-  // |host_launches| launches. 0 in older files.
+  // |host_launches| launches (those timed). 0 in older files.
   uint64_t host_ns;
   uint64_t host_launches;
 };

@@ -511,7 +511,7 @@ json AnalyzeToJson(const model::Trace& trace, const analysis::JobAnalysis& job) 
 json ReplayJson(const analysis::ReplayVerdict& r) {
   json parts = json::array();
   for (const auto& p : r.parts)
-    parts.push_back({{"part", p.part}, {"slowdown", p.slowdown}, {"step_us", Us(p.step)}, {"gain", p.gain}});
+    parts.push_back({{"part", p.label()}, {"slowdown", p.slowdown}, {"step_us", Us(p.step)}, {"gain", p.gain}});
   json heat = json::array();
   for (const auto& h : r.heat) heat.push_back({{"part", h.part}, {"per_step", h.per_step}});
   auto shares = [](const std::vector<analysis::ReplayVerdict::Share>& v) {

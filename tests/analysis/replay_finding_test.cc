@@ -43,7 +43,7 @@ struct Job {
     v.done = true;
     v.slowdown = 1.2;
     v.step = v.no_delay_step = 10'000'000;
-    v.parts.push_back({"op ncclDevKernel_AllReduce", "op", kKernel, 1.1, 9'000'000, 0.1});
+    v.parts.push_back({"op", kKernel, 1.1, 9'000'000, 0.1});
   }
   // A contention row for |group|'s 64 MiB all-reduces: slowed beside ep's, or not.
   void Contention(const std::string& group, bool slowed) {
@@ -86,7 +86,7 @@ TEST(ReplayFinding, SaysNothingOfContentionWhenTheSlowedGroupHoldsLittleOfTheKer
 TEST(ReplayFinding, SaysNothingOfContentionForAPartThatIsNoKernel) {
   Job j(8, 2);
   j.Contention("dp", true);
-  j.job.replay.parts[0] = {"rank 0", "rank", "0", 1.1, 9'000'000, 0.1};
+  j.job.replay.parts[0] = {"rank", "0", 1.1, 9'000'000, 0.1};
   const std::string text = j.ReplayText();
   ASSERT_NE(text.find("rank 0 is where the time goes"), std::string::npos) << text;
   EXPECT_EQ(text.find("victim"), std::string::npos) << text;

@@ -45,11 +45,9 @@ bool LaunchTimer::Start(std::string* why) {
   }
   state_ = loaded_ ? nf::LaunchTimerState::kTiming : nf::LaunchTimerState::kFailed;
   if (!loaded_) *why = why_;
-  timed_ = reported_timed_ = reported_untimed_ = reported_host_launches_ = 0;
+  timed_ = host_ns_ = reported_timed_ = reported_untimed_ = 0;
   skipped_ = 0;
   failed_ = 0;
-  host_ns_ = 0;
-  host_launches_ = 0;
   news_ = true;
   file_.fetch_add(1, std::memory_order_relaxed);
   timing_ = loaded_;
@@ -148,7 +146,7 @@ uint32_t LaunchTimer::Begin(uint64_t stream, Capture capture) {
   }
   s.stream = stream;
   s.file = file_.load(std::memory_order_relaxed);
-  s.begin_ns = MonotonicNs() - t0;
+  s.host_ns = MonotonicNs() - t0;
   s.state.store(kBegun, std::memory_order_relaxed);
   return slot;
 }
@@ -159,8 +157,7 @@ void LaunchTimer::End(uint32_t slot, uint64_t api_id) {
   if (s.state.load(std::memory_order_relaxed) != kBegun) return;
   const int64_t t0 = MonotonicNs();
   const bool recorded = events_->Record(s.end, s.stream);
-  host_ns_.fetch_add(static_cast<uint64_t>(s.begin_ns + (MonotonicNs() - t0)), std::memory_order_relaxed);
-  host_launches_.fetch_add(1, std::memory_order_relaxed);
+  s.host_ns += MonotonicNs() - t0;
   if (!recorded) {
     Forget(s);
     Release(slot);
@@ -272,6 +269,7 @@ void LaunchTimer::PlaceContext(GpuEvents::Handle context, std::span<const std::p
       r.anchor_error_ns = static_cast<uint32_t>(std::min<int64_t>(half_window, UINT32_MAX));
       out->Append(nf::RecordType::kLaunchTiming, r);
       ++timed_;
+      host_ns_ += static_cast<uint64_t>(s.host_ns);
     } else {
       Failed();  // no anchor in this context (CUDA refused it: the context gone?), or no elapsed time
     }
@@ -286,9 +284,7 @@ void LaunchTimer::PlaceContext(GpuEvents::Handle context, std::span<const std::p
 // A LaunchTimer record when the counters or the state changed (always the first time).
 void LaunchTimer::ReportState(int64_t now_ns, nf::RecordWriter* out) {
   const uint64_t not_timed = untimed();
-  const uint64_t host_launches = this->host_launches();
-  if (!news_ && timed_ == reported_timed_ && not_timed == reported_untimed_ && host_launches == reported_host_launches_)
-    return;
+  if (!news_ && timed_ == reported_timed_ && not_timed == reported_untimed_) return;
   nf::LaunchTimerRecord r{};
   r.time_ns = now_ns;
   r.state = static_cast<uint32_t>(state_);
@@ -298,13 +294,12 @@ void LaunchTimer::ReportState(int64_t now_ns, nf::RecordWriter* out) {
   }
   r.timed = timed_;
   r.untimed = not_timed;
-  r.host_ns = host_ns();
-  r.host_launches = host_launches;
+  r.host_ns = host_ns_;
+  r.host_launches = timed_;
   out->Append(nf::RecordType::kLaunchTimer, r);
   news_ = false;
   reported_timed_ = timed_;
   reported_untimed_ = not_timed;
-  reported_host_launches_ = host_launches;
 }
 
 bool LaunchTimer::GaveUp(std::string* why) {

@@ -74,9 +74,9 @@ class LaunchTimer {
 
   uint64_t timed() const { return timed_; }
   // What timing cost the launching threads so far (this file): the host time of Begin's
-  // and End's CUDA calls, and how many launches made both.
-  uint64_t host_ns() const { return host_ns_.load(std::memory_order_relaxed); }
-  uint64_t host_launches() const { return host_launches_.load(std::memory_order_relaxed); }
+  // and End's CUDA calls, summed over the launches timed (the flusher's, as timed()).
+  uint64_t host_ns() const { return host_ns_; }
+  uint64_t host_launches() const { return timed_; }
   uint64_t untimed() const { return skipped_.load(std::memory_order_relaxed) + failed_.load(std::memory_order_relaxed); }
   // The flusher, after a Collect: CUDA refused every launch tried so far (kGiveUpAfter of
   // them, none timed). The timer turns itself off (kFailed, why) and says so once.
@@ -91,7 +91,7 @@ class LaunchTimer {
     uint64_t stream = 0;
     uint64_t api_id = 0;
     uint32_t file = 0;  // file_ when it began: a launch of an earlier file is not written in this one
-    int64_t begin_ns = 0;  // host time of Begin's CUDA calls, added to End's
+    int64_t host_ns = 0;  // host time of Begin's CUDA calls, then End's too
   };
   // A context's anchor: a stream of the timer's own and two events, so that the tighter
   // of two tries (the shorter host window around its completion) is kept.
@@ -136,10 +136,10 @@ class LaunchTimer {
   std::vector<std::pair<uint64_t, GpuEvents::Handle>> streams_;  // stream -> its context, recent first
   std::vector<Anchor> anchors_;                                  // the flusher's, one per context
   std::atomic<uint64_t> skipped_{0}, failed_{0};
-  std::atomic<uint64_t> host_ns_{0}, host_launches_{0};  // the launching threads' (host_ns())
   uint64_t timed_ = 0;                                           // the flusher's
+  uint64_t host_ns_ = 0;                                         // the flusher's: the timed launches' host_ns
   bool news_ = true;                                             // a LaunchTimer record is due
-  uint64_t reported_timed_ = 0, reported_untimed_ = 0, reported_host_launches_ = 0;
+  uint64_t reported_timed_ = 0, reported_untimed_ = 0;
 };
 
 }  // namespace commlens::recorder::launch_timer

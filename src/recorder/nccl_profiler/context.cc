@@ -20,15 +20,14 @@ Context::Context(uint32_t index, uint32_t file_id, const CommParams& params, int
       last_progress_ns_(init_ns) {}
 
 bool Context::Allocate(const RecorderConfig& cfg, uint32_t generation_base) {
-  generation_base_ = generation_base;
   // A collective has one kernel-channel event per channel (up to 64), drained once per
   // flush, so that pool is larger than the others.
   const uint32_t n = cfg.buffer_events;
   const uint32_t kernel_slots = std::min<uint64_t>(uint64_t{n} * 8, kMaxPoolSlots);
   p2p_seq_.reset(new (std::nothrow) std::atomic<uint64_t>[2 * (static_cast<size_t>(nranks_) + 1)]());
-  const uint32_t g = generation_base;
-  return p2p_seq_ != nullptr && ops.Allocate(n, g) && apis.Allocate(n, g) && kernels.Allocate(kernel_slots, g) &&
-         proxy_ops.Allocate(n, g) && proxy_steps.Allocate(n, g);
+  const uint32_t base = generation_base;
+  return p2p_seq_ != nullptr && ops.Allocate(n, base) && apis.Allocate(n, base) &&
+         kernels.Allocate(kernel_slots, base) && proxy_ops.Allocate(n, base) && proxy_steps.Allocate(n, base);
 }
 
 void Context::FreePools() {
@@ -40,9 +39,8 @@ void Context::FreePools() {
 }
 
 uint64_t Context::NextGenerationBase() const {
-  const uint32_t used = std::max({ops.GenerationsUsed(), apis.GenerationsUsed(), kernels.GenerationsUsed(),
-                                  proxy_ops.GenerationsUsed(), proxy_steps.GenerationsUsed()});
-  return uint64_t{generation_base_} + used;
+  return std::max({ops.GenerationsEnd(), apis.GenerationsEnd(), kernels.GenerationsEnd(), proxy_ops.GenerationsEnd(),
+                   proxy_steps.GenerationsEnd()});
 }
 
 uint64_t Context::NextP2pSeq(int peer, bool send) {

@@ -48,15 +48,13 @@ class Context {
   // False if memory is short.
   bool Allocate(const RecorderConfig& cfg, uint32_t generation_base = 0);
   // The first generation a later communicator at this registry index may use: above every
-  // generation this one's pools gave out (call after Close).
+  // generation this one's pools gave out (before FreePools).
   uint64_t NextGenerationBase() const;
-  // Finalized: no event of it starts from here on (NCCL makes none; were a late one to
-  // come, its token could match a later communicator's at the same index).
-  void Close() { closed_.store(true, std::memory_order_release); }
-  // After Close and the last drain: the pools' memory goes back (a job whose communicators
-  // come and go would otherwise keep every one's, mappings included).
+  // Finalized and drained: the pools' memory goes back (a job whose communicators come and
+  // go would otherwise keep every one's), and no event of it can start any more (NCCL
+  // makes none; a late one would find no slot, so no token that a later communicator at
+  // the same index could also give out).
   void FreePools();
-  bool closed() const { return closed_.load(std::memory_order_relaxed); }
 
   uint32_t index() const { return index_; }
   uint32_t file_id() const { return file_id_; }
@@ -103,8 +101,6 @@ class Context {
 
   const uint32_t index_;
   const uint32_t file_id_;
-  std::atomic<bool> closed_{false};
-  uint32_t generation_base_ = 0;
   const uint64_t hash_;
   const std::string name_;
   const int rank_;

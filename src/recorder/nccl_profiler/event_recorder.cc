@@ -29,7 +29,6 @@ uint64_t ParentOrOrphan(Context& ctx, uint64_t parent, Pool pool, EventKind chil
 template <typename T>
 typename SlotPool<T>::Slot* Claim(Context& ctx, SlotPool<T>& pool, Pool which, EventKind kind,
                                   uint64_t* token, bool zero = true) {
-  if (ctx.closed()) return nullptr;
   uint32_t index = 0;
   auto* slot = pool.Claim(&index);
   if (slot == nullptr) {

@@ -322,7 +322,6 @@ void Session::Finalize(Context* ctx) {
     serializer_.SerializeContext(*ctx, seq_gaps_.load(), true, strings_, body_);
     QueueLocked();
     ctx->retired = true;
-    ctx->Close();
     registry_[ctx->index()].store(nullptr, std::memory_order_release);
     // Its index for a later communicator, unless the generations a new one would start at
     // leave it too few before they wrap (and repeat ids in the file): then never again.

@@ -66,7 +66,7 @@ class SlotPool {
   }
   uint32_t capacity() const { return capacity_; }
   // Gives the memory back (a finalized communicator's pools, drained): no slot exists
-  // after, so a stale handle finds nothing and a claim fails.
+  // after, so a stale handle finds nothing and a late claim fails (counted as a drop).
   void Free() {
     std::free(slots_);
     slots_ = nullptr;
@@ -97,14 +97,13 @@ class SlotPool {
     return s;
   }
   uint32_t GenerationOf(Slot* s) { return Generation(s).load(std::memory_order_relaxed) + base_; }
-  // How many generations from the base the pool has used: every token it gave out has a
-  // generation in [base, base + GenerationsUsed()).
-  uint32_t GenerationsUsed() const {
-    uint32_t most = 0;
-    const uint32_t used = unused_.load(std::memory_order_acquire);
-    for (uint32_t i = 0; i < used; ++i)
-      most = std::max(most, std::atomic_ref<uint32_t>(slots_[i].generation).load(std::memory_order_relaxed) + 1);
-    return most;
+  // Above every generation the pool gave out: each of its tokens has a generation in
+  // [base, GenerationsEnd()). Before Free.
+  uint64_t GenerationsEnd() const {
+    uint32_t used = 0;
+    for (uint32_t i = 0, n = unused_.load(std::memory_order_acquire); i < n; ++i)
+      used = std::max(used, std::atomic_ref<uint32_t>(slots_[i].generation).load(std::memory_order_relaxed) + 1);
+    return uint64_t{base_} + used;
   }
 
   // Open -> Done: the flusher may now read it.
